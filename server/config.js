@@ -1,0 +1,99 @@
+// All configuration, in one place: each option with its environment variable, default and unit.
+// `loadConfig` parses and validates once at start-up, fails fast naming the variable, and freezes.
+
+const MiB = 1024 * 1024
+
+/**
+ * @typedef {object} Config
+ * @property {number} port HTTP port (0 = any free port). Default 3000.
+ * @property {string} host interface to bind. Default 0.0.0.0.
+ * @property {string} dataDir directory of the embedded LevelDB store. Default ./data.
+ * @property {string} logLevel pino level, or `silent`. Default info.
+ * @property {number} maxUpdateBytes largest Yjs update accepted, in bytes. Default 1 MiB.
+ * @property {number} maxBodyBytes largest REST request body, in bytes. Default 2 MiB.
+ * @property {number} maxDocsPerSocket documents one connection may hold open at once. Default 20.
+ * @property {number} defaultMaxEditors `maxEditors` of a session created without one. Default 50.
+ * @property {number} docIdleMs how long a document with no editors stays loaded, in ms. Default 30000.
+ * @property {number} compactAfterUpdates stored updates after which a document's log is compacted. Default 500.
+ * @property {boolean} syncWrites fsync every acknowledged write (survives power loss, not just kill -9). Default false.
+ * @property {string} corsOrigin allowed browser origins: `*`, or a comma-separated list. Default `*`.
+ * @property {number} shutdownTimeoutMs bound on graceful shutdown before the process exits anyway. Default 10000.
+ */
+
+/** @type {Record<keyof Config, { env: string, default: string, parse: (raw: string) => any }>} */
+const OPTIONS = {
+  port: { env: 'PORT', default: '3000', parse: integer(0, 65535) },
+  host: { env: 'HOST', default: '0.0.0.0', parse: nonEmpty },
+  dataDir: { env: 'DATA_DIR', default: './data', parse: nonEmpty },
+  logLevel: { env: 'LOG_LEVEL', default: 'info', parse: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']) },
+  maxUpdateBytes: { env: 'MAX_UPDATE_BYTES', default: String(MiB), parse: integer(64, 64 * MiB) },
+  maxBodyBytes: { env: 'MAX_BODY_BYTES', default: String(2 * MiB), parse: integer(1024, 64 * MiB) },
+  maxDocsPerSocket: { env: 'MAX_DOCS_PER_SOCKET', default: '20', parse: integer(1, 10000) },
+  defaultMaxEditors: { env: 'DEFAULT_MAX_EDITORS', default: '50', parse: integer(1, 100000) },
+  docIdleMs: { env: 'DOC_IDLE_MS', default: '30000', parse: integer(0, 24 * 3600 * 1000) },
+  compactAfterUpdates: { env: 'COMPACT_AFTER_UPDATES', default: '500', parse: integer(2, 1e7) },
+  syncWrites: { env: 'SYNC_WRITES', default: 'false', parse: boolean },
+  corsOrigin: { env: 'CORS_ORIGIN', default: '*', parse: nonEmpty },
+  shutdownTimeoutMs: { env: 'SHUTDOWN_TIMEOUT_MS', default: '10000', parse: integer(100, 600000) }
+}
+
+/** The environment variables `loadConfig` reads, with their defaults (for docs and tests). */
+export const ENVIRONMENT = Object.freeze(
+  Object.values(OPTIONS).map(({ env, default: value }) => ({ env, default: value }))
+)
+
+export class ConfigError extends Error {}
+
+/**
+ * @param {Record<string, string | undefined>} env usually `process.env`
+ * @param {Partial<Config>} [overrides] values that win over the environment (tests, embedding)
+ * @returns {Readonly<Config>}
+ */
+export function loadConfig (env, overrides = {}) {
+  /** @type {any} */
+  const config = {}
+  for (const [key, option] of Object.entries(OPTIONS)) {
+    if (key in overrides) {
+      config[key] = overrides[/** @type {keyof Config} */ (key)]
+      continue
+    }
+    const raw = env[option.env] ?? option.default
+    try {
+      config[key] = option.parse(raw.trim())
+    } catch (err) {
+      throw new ConfigError(`${option.env}=${JSON.stringify(raw)} is invalid: ${/** @type {Error} */ (err).message}`)
+    }
+  }
+  return Object.freeze(config)
+}
+
+/** @param {number} min @param {number} max */
+function integer (min, max) {
+  return (/** @type {string} */ raw) => {
+    if (!/^\d+$/.test(raw)) throw new Error('expected a whole number')
+    const value = Number(raw)
+    if (value < min || value > max) throw new Error(`expected ${min}..${max}`)
+    return value
+  }
+}
+
+/** @param {string[]} allowed */
+function oneOf (allowed) {
+  return (/** @type {string} */ raw) => {
+    if (!allowed.includes(raw)) throw new Error(`expected one of ${allowed.join(', ')}`)
+    return raw
+  }
+}
+
+/** @param {string} raw */
+function boolean (raw) {
+  if (['true', '1', 'yes'].includes(raw)) return true
+  if (['false', '0', 'no', ''].includes(raw)) return false
+  throw new Error('expected true or false')
+}
+
+/** @param {string} raw */
+function nonEmpty (raw) {
+  if (raw === '') throw new Error('must not be empty')
+  return raw
+}

@@ -1,0 +1,166 @@
+import * as Y from 'yjs'
+import { AppError } from '../errors.js'
+import { LiveDoc } from './live-doc.js'
+
+/**
+ * Which documents this process holds in memory, and their lifetime: load on first use (once, however
+ * many joins race for it), unload after `docIdleMs` without editors, destroy on session delete.
+ *
+ * A load that fails is never cached and never replaced by an empty document: the caller gets
+ * UNAVAILABLE and nothing is written, so what is stored stays intact for the next attempt.
+ */
+export class DocRegistry {
+  /** @type {Map<string, LiveDoc>} */
+  #docs = new Map()
+  /** @type {Map<string, Promise<LiveDoc>>} */
+  #loading = new Map()
+  /** @type {Map<string, Promise<void>>} */
+  #unloading = new Map()
+  /** @type {Set<string>} ids of documents deleted while this process ran; ids are never reused */
+  #deleted = new Set()
+
+  /**
+   * @param {object} deps
+   * @param {import('./doc-store.js').DocStore} deps.store
+   * @param {{ docIdleMs: number, compactAfterUpdates: number }} deps.config
+   * @param {import('pino').Logger} deps.logger
+   * @param {import('../metrics.js').Metrics} deps.metrics
+   */
+  constructor ({ store, config, logger, metrics }) {
+    this.store = store
+    this.config = config
+    this.logger = logger
+    this.metrics = metrics
+  }
+
+  /** @param {string} id */
+  get (id) {
+    return this.#docs.get(id)
+  }
+
+  /** @param {string} id */
+  editorCount (id) {
+    return this.#docs.get(id)?.sockets.size ?? 0
+  }
+
+  get size () {
+    return this.#docs.size
+  }
+
+  /** Editors joined to documents loaded here. */
+  editorTotal () {
+    let total = 0
+    for (const doc of this.#docs.values()) total += doc.sockets.size
+    return total
+  }
+
+  /**
+   * The loaded document, loading it if needed. Callers that attach no socket must `release` it.
+   * @param {string} id
+   * @returns {Promise<LiveDoc>}
+   */
+  async open (id) {
+    if (this.#deleted.has(id)) throw new AppError('NOT_FOUND', `session ${id} was deleted`)
+    const loaded = this.#docs.get(id)
+    if (loaded) {
+      clearTimeout(loaded.idleTimer)
+      return loaded
+    }
+    let loading = this.#loading.get(id)
+    if (!loading) {
+      loading = this.#load(id).finally(() => this.#loading.delete(id))
+      this.#loading.set(id, loading)
+    }
+    return loading
+  }
+
+  /**
+   * Starts the idle countdown once a document has no editors left.
+   * @param {LiveDoc} doc
+   */
+  release (doc) {
+    if (doc.sockets.size > 0 || this.#docs.get(doc.id) !== doc) return
+    clearTimeout(doc.idleTimer)
+    doc.idleTimer = setTimeout(() => {
+      this.unload(doc.id).catch(err => this.logger.error({ err, doc: doc.id }, 'unload failed'))
+    }, this.config.docIdleMs).unref()
+  }
+
+  /**
+   * Compacts a document's log and drops it from memory.
+   * @param {string} id
+   */
+  async unload (id) {
+    const doc = this.#docs.get(id)
+    if (!doc || doc.sockets.size > 0) return
+    this.#forget(doc)
+    const unloading = doc.flush().finally(() => {
+      doc.ydoc.destroy()
+      this.#unloading.delete(id)
+    })
+    this.#unloading.set(id, unloading)
+    await unloading
+  }
+
+  /**
+   * Forgets a document and deletes what is stored for it. Its editors must be detached first.
+   * @param {string} id
+   */
+  async destroy (id) {
+    this.#deleted.add(id)
+    const doc = this.#docs.get(id) ?? await this.#loading.get(id)?.catch(() => undefined)
+    if (doc) {
+      this.#forget(doc)
+      await doc.settled()
+      doc.ydoc.destroy()
+    }
+    await this.#unloading.get(id)
+    await this.store.delete(id)
+  }
+
+  /** Flushes and unloads every document (shutdown); editors must be gone. */
+  async closeAll () {
+    await Promise.allSettled([...this.#loading.values()])
+    await Promise.all([...this.#docs.keys()].map(id => this.unload(id)))
+    await Promise.all([...this.#unloading.values()])
+  }
+
+  /** @param {string} id */
+  async #load (id) {
+    await this.#unloading.get(id)
+    const started = performance.now()
+    const ydoc = new Y.Doc()
+    let stored
+    try {
+      stored = await this.store.load(id)
+      if (stored.length > 0) Y.applyUpdate(ydoc, Y.mergeUpdates(stored))
+    } catch (err) {
+      ydoc.destroy()
+      this.logger.error({ err, doc: id }, 'document failed to load')
+      throw new AppError('UNAVAILABLE', 'document could not be loaded; retry later')
+    }
+    if (this.#deleted.has(id)) {
+      ydoc.destroy()
+      throw new AppError('NOT_FOUND', `session ${id} was deleted`)
+    }
+    const doc = new LiveDoc(id, ydoc, {
+      store: this.store,
+      storedUpdates: stored.length,
+      compactAfterUpdates: this.config.compactAfterUpdates,
+      logger: this.logger.child({ doc: id }),
+      metrics: this.metrics
+    })
+    this.#docs.set(id, doc)
+    this.metrics.docLoadDuration.observe((performance.now() - started) / 1000)
+    if (stored.length >= this.config.compactAfterUpdates) {
+      doc.flush().catch(err => this.logger.warn({ err, doc: id }, 'compaction after load failed'))
+    }
+    return doc
+  }
+
+  /** @param {LiveDoc} doc */
+  #forget (doc) {
+    clearTimeout(doc.idleTimer)
+    this.#docs.delete(doc.id)
+  }
+}

@@ -1,0 +1,40 @@
+import { AppError, errorBody, statusOf } from '../errors.js'
+
+/**
+ * Turns anything thrown in a route into `{ error: { code, message } }` with its status. Body-parser
+ * failures become BAD_REQUEST / TOO_LARGE; unexpected errors are logged and sent as INTERNAL, with
+ * no stack trace.
+ * @param {{ metrics: import('../metrics.js').Metrics }} deps
+ * @returns {import('express').ErrorRequestHandler}
+ */
+export function errorHandler ({ metrics }) {
+  return (err, req, res, next) => {
+    const error = fromBodyParser(err) ?? err
+    if (!(error instanceof AppError)) req.log.error({ err }, 'request failed')
+    const body = errorBody(error)
+    metrics.refusals.inc({ code: body.code, event: 'http' })
+    if (res.headersSent) {
+      next(err)
+      return
+    }
+    res.status(statusOf(error)).json({ error: body })
+  }
+}
+
+/** @param {any} err */
+function fromBodyParser (err) {
+  if (err?.type === 'entity.too.large') return new AppError('TOO_LARGE', `request body exceeds ${err.limit} bytes`)
+  if (err?.type === 'entity.parse.failed') return new AppError('BAD_REQUEST', 'request body is not valid JSON')
+  if (typeof err?.type === 'string' && err.status === 400) return new AppError('BAD_REQUEST', err.message)
+  if (err?.type === 'encoding.unsupported' || err?.status === 415) return new AppError('BAD_REQUEST', 'unsupported body encoding')
+  return undefined
+}
+
+/**
+ * @param {import('express').Request} req
+ * @param {import('express').Response} res
+ * @param {import('express').NextFunction} next
+ */
+export function notFound (req, res, next) {
+  next(new AppError('NOT_FOUND', `no route ${req.method} ${req.path}`))
+}

@@ -1,0 +1,43 @@
+import { z } from 'zod'
+import { AppError } from '../errors.js'
+
+// REST payload schemas. Unknown fields are refused (strict), so a typo is a 400, not a silent no-op.
+
+const name = z.string().trim().min(1).max(200)
+const language = z.string().regex(/^[a-z0-9+#._-]{1,40}$/, 'a lowercase language id such as `javascript`')
+const maxEditors = z.number().int().min(1).max(10000)
+
+export const createSessionBody = z.object({
+  name,
+  language: language.optional(),
+  maxEditors: maxEditors.optional(),
+  content: z.string().optional()
+}).strict()
+
+export const updateSessionBody = z.object({
+  name: name.optional(),
+  language: language.optional(),
+  maxEditors: maxEditors.optional()
+}).strict().refine(body => Object.keys(body).length > 0, 'name at least one field to change')
+
+export const listSessionsQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+  cursor: z.string().regex(/^[a-z0-9]{1,64}$/).optional()
+}).strict()
+
+export const contentQuery = z.object({
+  format: z.enum(['text', 'yjs']).default('text')
+}).strict()
+
+/**
+ * @template {z.ZodType} S
+ * @param {S} schema
+ * @param {unknown} input
+ * @returns {z.infer<S>}
+ */
+export function parse (schema, input) {
+  const result = schema.safeParse(input ?? {})
+  if (result.success) return result.data
+  const details = result.error.issues.map(issue => ({ field: issue.path.join('.'), message: issue.message }))
+  throw new AppError('BAD_REQUEST', 'invalid request', details)
+}

@@ -1,0 +1,68 @@
+// The wire contract shared by server/, client/ and loadtest/: event names, error codes, ACK shapes and
+// limits. Browser bundles import this file, so it must stay free of Node-only imports.
+
+/** Socket.IO event names, `domain:verb`. */
+export const EVENTS = Object.freeze({
+  JOIN: 'doc:join',
+  LEAVE: 'doc:leave',
+  UPDATE: 'doc:update',
+  AWARENESS: 'doc:awareness',
+  CLOSED: 'doc:closed'
+})
+
+/** The Y.Text that holds the editor's text in every document. */
+export const TEXT_NAME = 'content'
+
+/** Session and document ids: what the server mints, and all it accepts. */
+export const DOC_ID_PATTERN = /^[a-z0-9]{1,64}$/
+
+export const ROLES = Object.freeze({ EDITOR: 'editor', VIEWER: 'viewer' })
+
+/**
+ * Every refusal, REST or socket, carries one of these codes. `status` is the HTTP status it maps to;
+ * `retry` says whether a client should keep the refused update and try again later.
+ */
+export const ERRORS = Object.freeze({
+  BAD_REQUEST: { status: 400, retry: false, description: 'The request or event payload is malformed.' },
+  UNAUTHORIZED: { status: 401, retry: false, description: 'Missing, expired or invalid credentials.' },
+  FORBIDDEN: { status: 403, retry: false, description: 'The credentials do not allow this action.' },
+  NOT_FOUND: { status: 404, retry: false, description: 'No such session or document.' },
+  NOT_JOINED: { status: 409, retry: false, description: 'The socket has not joined this document.' },
+  ROOM_FULL: { status: 409, retry: true, description: 'The session already has `maxEditors` editors.' },
+  TOO_LARGE: { status: 413, retry: false, description: 'The body, update or document exceeds its size limit.' },
+  INVALID_UPDATE: { status: 422, retry: false, description: 'The bytes are not a valid Yjs (or awareness) update.' },
+  RATE_LIMITED: { status: 429, retry: true, description: 'A rate or count limit was reached; back off and retry.' },
+  INTERNAL: { status: 500, retry: true, description: 'An unexpected server error (details are logged, not sent).' },
+  UNAVAILABLE: { status: 503, retry: true, description: 'Storage is unavailable or the document failed to load; retry.' }
+})
+
+/** @typedef {keyof typeof ERRORS} ErrorCode */
+/** @typedef {{ code: ErrorCode, message: string, details?: unknown }} ErrorBody */
+/** @typedef {{ ok: false, error: ErrorBody }} Refusal */
+
+/**
+ * @typedef {{
+ *   'doc:join': (payload: { doc: string, sv?: Uint8Array }, ack: (reply: JoinReply | Refusal) => void) => void,
+ *   'doc:leave': (payload: { doc: string }, ack: (reply: { ok: true } | Refusal) => void) => void,
+ *   'doc:update': (payload: { doc: string, update: Uint8Array }, ack: (reply: { ok: true } | Refusal) => void) => void,
+ *   'doc:awareness': (payload: { doc: string, update: Uint8Array }) => void
+ * }} ClientToServerEvents
+ */
+
+/**
+ * @typedef {{
+ *   'doc:update': (payload: { doc: string, update: Uint8Array }) => void,
+ *   'doc:awareness': (payload: { doc: string, update: Uint8Array }) => void,
+ *   'doc:closed': (payload: { doc: string, reason: string }) => void
+ * }} ServerToClientEvents
+ */
+
+/**
+ * @typedef {object} JoinReply
+ * @property {true} ok
+ * @property {Uint8Array} update what the client lacks
+ * @property {Uint8Array} sv the server's state vector
+ * @property {Uint8Array} awareness the live awareness states of the document's other editors
+ * @property {string} role
+ * @property {number} editors live editors of the document, this one included
+ */

@@ -1,0 +1,130 @@
+import * as Y from 'yjs'
+import { AppError } from '../errors.js'
+import { EVENTS, ROLES } from '../protocol.js'
+import { checkUpdate } from '../docs/update-check.js'
+import { attach, detach, membershipsOf, roomOf } from './editors.js'
+import { binaryOf, docIdOf } from './payloads.js'
+import { refusal, withAck } from './with-ack.js'
+
+/**
+ * @typedef {object} RealtimeContext
+ * @property {import('../docs/doc-registry.js').DocRegistry} registry
+ * @property {import('../sessions/session-service.js').SessionService} sessions
+ * @property {import('../config.js').Config} config
+ * @property {import('../metrics.js').Metrics} metrics
+ * @property {import('pino').Logger} logger
+ */
+
+/**
+ * The document events of one connection: join, leave, update, awareness (docs/PROTOCOL.md).
+ * @param {import('socket.io').Socket} socket
+ * @param {RealtimeContext} ctx
+ */
+export function registerDocHandlers (socket, ctx) {
+  const { registry, sessions, config, metrics } = ctx
+  const logger = ctx.logger.child({ socket: socket.id })
+  const deps = { metrics, logger }
+  const memberships = membershipsOf(socket)
+
+  socket.on(EVENTS.JOIN, withAck(EVENTS.JOIN, async (payload) => {
+    const docId = docIdOf(payload)
+    const sv = payload.sv === undefined ? undefined : binaryOf(payload, 'sv', config.maxUpdateBytes)
+    const role = ROLES.EDITOR
+    if (!memberships.has(docId)) {
+      if (memberships.size >= config.maxDocsPerSocket) {
+        throw new AppError('RATE_LIMITED', `a connection may hold at most ${config.maxDocsPerSocket} documents`)
+      }
+      const session = await sessions.record(docId)
+      const doc = await registry.open(docId)
+      if (!memberships.has(docId)) {
+        if (!socket.connected) {
+          registry.release(doc)
+          throw new AppError('BAD_REQUEST', 'disconnected while joining')
+        }
+        if (doc.sockets.size >= session.maxEditors) {
+          registry.release(doc)
+          throw new AppError('ROOM_FULL', `session ${docId} is full (${session.maxEditors} editors)`)
+        }
+        attach(socket, doc, role)
+        logger.debug({ doc: docId }, 'joined')
+      }
+    }
+    const { doc } = /** @type {import('./editors.js').Membership} */ (memberships.get(docId))
+    let update
+    try {
+      update = Y.encodeStateAsUpdate(doc.ydoc, sv)
+    } catch {
+      throw new AppError('BAD_REQUEST', '`sv` is not a Yjs state vector')
+    }
+    return {
+      update,
+      sv: Y.encodeStateVector(doc.ydoc),
+      awareness: doc.awareness.encodeAll(),
+      role,
+      editors: doc.sockets.size
+    }
+  }, deps))
+
+  socket.on(EVENTS.LEAVE, withAck(EVENTS.LEAVE, (payload) => {
+    const docId = docIdOf(payload)
+    if (!detach(socket, docId, registry)) throw notJoined(docId)
+    return {}
+  }, deps))
+
+  socket.on(EVENTS.UPDATE, withAck(EVENTS.UPDATE, async (payload) => {
+    const received = performance.now()
+    const docId = docIdOf(payload)
+    const update = binaryOf(payload, 'update', config.maxUpdateBytes)
+    const membership = memberships.get(docId)
+    if (!membership) throw notJoined(docId)
+    if (membership.role === ROLES.VIEWER) throw new AppError('FORBIDDEN', 'viewers cannot edit')
+    checkUpdate(update)
+    const { doc } = membership
+    Y.applyUpdate(doc.ydoc, update, socket)
+    // Peers get the update as soon as it is applied; the ACK waits for durability. A peer may thus
+    // see an edit that is never acked (a crash in between); it then syncs it back on its next join.
+    socket.to(roomOf(docId)).emit(EVENTS.UPDATE, { doc: docId, update })
+    metrics.broadcasts.inc({ event: EVENTS.UPDATE }, doc.sockets.size - 1)
+    try {
+      await doc.persist(update)
+    } catch (err) {
+      logger.error({ err, doc: docId }, 'update could not be stored')
+      throw new AppError('UNAVAILABLE', 'the update could not be stored; retry')
+    }
+    metrics.updatesApplied.inc()
+    metrics.updateBytes.inc(update.byteLength)
+    metrics.updateDuration.observe((performance.now() - received) / 1000)
+    return {}
+  }, deps))
+
+  // Awareness is fire-and-forget (cursor moves are superseded by the next one), so it takes no ACK;
+  // a refusal is still counted, and answered if the client did pass a callback.
+  socket.on(EVENTS.AWARENESS, (payload, ack) => {
+    try {
+      const docId = docIdOf(payload)
+      const update = binaryOf(payload, 'update', config.maxUpdateBytes)
+      const membership = memberships.get(docId)
+      if (!membership) throw notJoined(docId)
+      for (const { clientId, state } of membership.doc.awareness.apply(update)) {
+        if (state === 'null') membership.awarenessClients.delete(clientId)
+        else membership.awarenessClients.add(clientId)
+      }
+      socket.to(roomOf(docId)).emit(EVENTS.AWARENESS, { doc: docId, update })
+      metrics.broadcasts.inc({ event: EVENTS.AWARENESS }, membership.doc.sockets.size - 1)
+      if (typeof ack === 'function') ack({ ok: true })
+    } catch (err) {
+      const reply = refusal(EVENTS.AWARENESS, err, metrics)
+      if (!(err instanceof AppError)) logger.error({ err }, 'awareness handler failed')
+      if (typeof ack === 'function') ack(reply)
+    }
+  })
+
+  socket.on('disconnect', () => {
+    for (const docId of [...memberships.keys()]) detach(socket, docId, registry)
+  })
+}
+
+/** @param {string} docId */
+function notJoined (docId) {
+  return new AppError('NOT_JOINED', `join ${docId} before sending events for it`)
+}

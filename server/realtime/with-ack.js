@@ -1,0 +1,40 @@
+import { AppError, errorBody } from '../errors.js'
+
+/**
+ * The one ACK discipline for socket events: the event must carry an ACK callback; the handler's
+ * result is sent as `{ ok: true, ...result }` and any error as `{ ok: false, error: { code, message } }`,
+ * exactly once. Unexpected errors are logged and reach the client only as INTERNAL.
+ * @param {string} event
+ * @param {(payload: any) => Promise<object> | object} handler
+ * @param {{ metrics: import('../metrics.js').Metrics, logger: import('pino').Logger }} deps
+ * @returns {(...args: any[]) => Promise<void>}
+ */
+export function withAck (event, handler, { metrics, logger }) {
+  return async (...args) => {
+    const ack = args[args.length - 1]
+    if (typeof ack !== 'function') {
+      metrics.refusals.inc({ code: 'BAD_REQUEST', event })
+      logger.debug({ event }, 'event without an ACK callback ignored')
+      return
+    }
+    let reply
+    try {
+      reply = { ok: true, ...await handler(args.length > 1 ? args[0] : undefined) }
+    } catch (err) {
+      if (!(err instanceof AppError)) logger.error({ err, event }, 'event handler failed')
+      reply = refusal(event, err, metrics)
+    }
+    ack(reply)
+  }
+}
+
+/**
+ * @param {string} event
+ * @param {unknown} err
+ * @param {import('../metrics.js').Metrics} metrics
+ */
+export function refusal (event, err, metrics) {
+  const error = errorBody(err)
+  metrics.refusals.inc({ code: error.code, event })
+  return { ok: /** @type {const} */ (false), error }
+}

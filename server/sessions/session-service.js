@@ -1,0 +1,95 @@
+import { randomBytes } from 'node:crypto'
+import * as Y from 'yjs'
+import { AppError } from '../errors.js'
+import { TEXT_NAME } from '../protocol.js'
+
+/**
+ * Session lifecycle for the REST API: one session = one shared document with the same id.
+ * Stored records hold the settings; `editors` is live and added when a session is shown.
+ */
+export class SessionService {
+  /**
+   * @param {object} deps
+   * @param {import('./level-session-store.js').SessionStore} deps.store
+   * @param {import('../docs/doc-store.js').DocStore} deps.docStore
+   * @param {import('../docs/doc-registry.js').DocRegistry} deps.registry
+   * @param {(docId: string, reason: string) => void} deps.closeEditors detaches a document's editors
+   * @param {{ defaultMaxEditors: number }} deps.config
+   */
+  constructor ({ store, docStore, registry, closeEditors, config }) {
+    this.store = store
+    this.docStore = docStore
+    this.registry = registry
+    this.closeEditors = closeEditors
+    this.config = config
+  }
+
+  /** @param {{ name: string, language?: string, maxEditors?: number, content?: string }} input */
+  async create ({ name, language, maxEditors, content }) {
+    const id = newSessionId()
+    if (content) {
+      // The document is stored before the session exists, so nobody can join it half-seeded.
+      const ydoc = new Y.Doc()
+      ydoc.getText(TEXT_NAME).insert(0, content)
+      await this.docStore.append(id, [Y.encodeStateAsUpdate(ydoc)])
+      ydoc.destroy()
+    }
+    const now = new Date().toISOString()
+    const record = {
+      id,
+      name,
+      language: language ?? 'plaintext',
+      maxEditors: maxEditors ?? this.config.defaultMaxEditors,
+      createdAt: now,
+      updatedAt: now
+    }
+    await this.store.put(record)
+    return this.view(record)
+  }
+
+  /** @param {string} id */
+  async record (id) {
+    const record = await this.store.get(id)
+    if (!record) throw new AppError('NOT_FOUND', `no session ${id}`)
+    return record
+  }
+
+  /** @param {string} id */
+  async get (id) {
+    return this.view(await this.record(id))
+  }
+
+  /** @param {{ limit: number, cursor?: string }} page */
+  async list (page) {
+    const { items, nextCursor } = await this.store.list(page)
+    return { sessions: items.map(record => this.view(record)), nextCursor }
+  }
+
+  /** @param {string} id @param {{ name?: string, language?: string, maxEditors?: number }} changes */
+  async update (id, changes) {
+    const record = { ...await this.record(id), ...changes, updatedAt: new Date().toISOString() }
+    await this.store.put(record)
+    return this.view(record)
+  }
+
+  /** Removes the session, closes it for its editors and deletes its document. @param {string} id */
+  async delete (id) {
+    await this.record(id)
+    await this.store.delete(id)
+    this.closeEditors(id, 'deleted')
+    await this.registry.destroy(id)
+  }
+
+  /** @param {import('./level-session-store.js').SessionRecord} record */
+  view (record) {
+    const { id, name, language, maxEditors, createdAt, updatedAt } = record
+    return { id, name, language, maxEditors, editors: this.registry.editorCount(id), createdAt, updatedAt }
+  }
+}
+
+/** Time-ordered ids (creation time in base 36, then 64 random bits): listing by key lists by age. */
+function newSessionId () {
+  const time = Date.now().toString(36).padStart(9, '0')
+  const random = randomBytes(8).readBigUInt64BE().toString(36).padStart(13, '0')
+  return time + random
+}
