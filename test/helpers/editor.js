@@ -1,0 +1,118 @@
+import { io } from 'socket.io-client'
+import * as Y from 'yjs'
+import { EVENTS, TEXT_NAME } from '../../server/protocol.js'
+
+const ACK_TIMEOUT_MS = 5000
+
+/**
+ * A minimal editor speaking docs/PROTOCOL.md over a real socket.io-client connection: one Y.Doc per
+ * joined document, local edits sent with ACK, remote updates applied.
+ */
+export class TestEditor {
+  /** @type {Map<string, Y.Doc>} */
+  docs = new Map()
+  /** @type {{ event: string, payload: any }[]} every server event received, in order */
+  received = []
+
+  /** @param {string} url @param {import('socket.io-client').ManagerOptions & import('socket.io-client').SocketOptions} [options] */
+  constructor (url, options = {}) {
+    this.socket = io(url, { transports: ['websocket'], reconnection: false, ...options })
+    this.socket.on(EVENTS.UPDATE, ({ doc, update }) => {
+      this.received.push({ event: EVENTS.UPDATE, payload: { doc, update } })
+      const ydoc = this.docs.get(doc)
+      if (ydoc) Y.applyUpdate(ydoc, update, 'remote')
+    })
+    this.socket.on(EVENTS.AWARENESS, (payload) => this.received.push({ event: EVENTS.AWARENESS, payload }))
+    this.socket.on(EVENTS.CLOSED, (payload) => this.received.push({ event: EVENTS.CLOSED, payload }))
+  }
+
+  connected () {
+    if (this.socket.connected) return Promise.resolve()
+    return new Promise((resolve, reject) => {
+      this.socket.once('connect', () => resolve(undefined))
+      this.socket.once('connect_error', reject)
+    })
+  }
+
+  /**
+   * @param {string} event
+   * @param {unknown} payload
+   */
+  request (event, payload) {
+    return this.socket.timeout(ACK_TIMEOUT_MS).emitWithAck(event, payload)
+  }
+
+  /** Joins a document, applies what the server sends and returns the ACK. @param {string} doc */
+  async join (doc) {
+    await this.connected()
+    const ydoc = this.docs.get(doc) ?? new Y.Doc()
+    const reply = await this.request(EVENTS.JOIN, { doc, sv: Y.encodeStateVector(ydoc) })
+    if (!reply.ok) return reply
+    this.docs.set(doc, ydoc)
+    Y.applyUpdate(ydoc, reply.update, 'remote')
+    return reply
+  }
+
+  /** @param {string} doc */
+  text (doc) {
+    return this.ydoc(doc).getText(TEXT_NAME).toString()
+  }
+
+  /** @param {string} doc */
+  ydoc (doc) {
+    const ydoc = this.docs.get(doc)
+    if (!ydoc) throw new Error(`not joined to ${doc}`)
+    return ydoc
+  }
+
+  /**
+   * Makes an edit locally and sends exactly its update; resolves with the server's ACK.
+   * @param {string} doc
+   * @param {(text: Y.Text) => void} change
+   */
+  async edit (doc, change) {
+    const ydoc = this.ydoc(doc)
+    /** @type {Uint8Array[]} */
+    const updates = []
+    const collect = (/** @type {Uint8Array} */ update, /** @type {unknown} */ origin) => {
+      if (origin !== 'remote') updates.push(update)
+    }
+    ydoc.on('update', collect)
+    ydoc.transact(() => change(ydoc.getText(TEXT_NAME)))
+    ydoc.off('update', collect)
+    return this.request(EVENTS.UPDATE, { doc, update: Y.mergeUpdates(updates) })
+  }
+
+  /** @param {string} doc @param {number} index @param {string} text */
+  insert (doc, index, text) {
+    return this.edit(doc, ytext => ytext.insert(index, text))
+  }
+
+  close () {
+    this.socket.disconnect()
+    for (const ydoc of this.docs.values()) ydoc.destroy()
+  }
+}
+
+/**
+ * Resolves when `predicate` holds (polled every 5 ms), rejects after `timeoutMs`.
+ * @param {() => boolean} predicate
+ * @param {number} [timeoutMs]
+ */
+export function waitFor (predicate, timeoutMs = 5000) {
+  return new Promise((resolve, reject) => {
+    const started = Date.now()
+    const poll = setInterval(() => {
+      if (predicate()) {
+        clearInterval(poll)
+        resolve(undefined)
+      } else if (Date.now() - started > timeoutMs) {
+        clearInterval(poll)
+        reject(new Error(`condition not met within ${timeoutMs} ms`))
+      }
+    }, 5)
+  })
+}
+
+/** Waits until nothing arrives for `ms`: lets a test assert that something did not happen. @param {number} ms */
+export const quiet = (ms) => new Promise(resolve => setTimeout(resolve, ms))

@@ -1,0 +1,59 @@
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { createServer } from '../../server/app.js'
+import { loadConfig } from '../../server/config.js'
+
+/** A fresh data directory, removed by the returned cleanup. */
+export async function tempDataDir () {
+  const dir = await mkdtemp(join(tmpdir(), 'tandem-test-'))
+  return { dir, remove: () => rm(dir, { recursive: true, force: true }) }
+}
+
+/**
+ * Starts a real server in this process on an ephemeral loopback port.
+ * @param {Partial<import('../../server/config.js').Config>} [overrides]
+ */
+export async function startServer (overrides = {}) {
+  const config = loadConfig({}, { port: 0, host: '127.0.0.1', logLevel: 'silent', ...overrides })
+  const server = await createServer(config)
+  const { url } = await server.listen()
+  return { server, url, config, close: () => server.close() }
+}
+
+/**
+ * Calls the REST API and returns status, headers and the parsed body.
+ * @param {string} url
+ * @param {string} path
+ * @param {{ method?: string, body?: unknown, raw?: string, headers?: Record<string, string> }} [options]
+ */
+export async function api (url, path, { method = 'GET', body, raw, headers = {} } = {}) {
+  const hasBody = body !== undefined || raw !== undefined
+  const res = await fetch(url + path, {
+    method,
+    headers: hasBody ? { 'content-type': 'application/json', ...headers } : headers,
+    body: raw ?? (body === undefined ? undefined : JSON.stringify(body))
+  })
+  const type = res.headers.get('content-type') ?? ''
+  const data = type.includes('json')
+    ? await res.json()
+    : type.includes('octet-stream') ? new Uint8Array(await res.arrayBuffer()) : await res.text()
+  return { status: res.status, headers: res.headers, body: data }
+}
+
+/**
+ * @param {string} url
+ * @param {{ name?: string, language?: string, maxEditors?: number, content?: string }} [fields]
+ */
+export async function createSession (url, fields = {}) {
+  const res = await api(url, '/api/sessions', { method: 'POST', body: { name: 'test', ...fields } })
+  if (res.status !== 201) throw new Error(`session not created: ${res.status} ${JSON.stringify(res.body)}`)
+  return res.body
+}
+
+/** @param {string} url @param {string} id */
+export async function contentOf (url, id) {
+  const res = await api(url, `/api/sessions/${id}/content`)
+  if (res.status !== 200) throw new Error(`content: ${res.status} ${JSON.stringify(res.body)}`)
+  return res.body
+}

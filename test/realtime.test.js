@@ -1,0 +1,175 @@
+import assert from 'node:assert/strict'
+import { after, before, describe, it } from 'node:test'
+import * as Y from 'yjs'
+import * as awarenessProtocol from 'y-protocols/awareness'
+import { EVENTS, TEXT_NAME } from '../server/protocol.js'
+import { TestEditor, quiet, waitFor } from './helpers/editor.js'
+import { api, contentOf, createSession, startServer, tempDataDir } from './helpers/server.js'
+
+describe('realtime editing', () => {
+  /** @type {Awaited<ReturnType<typeof startServer>>} */
+  let tandem
+  /** @type {Awaited<ReturnType<typeof tempDataDir>>} */
+  let data
+  /** @type {TestEditor[]} */
+  const editors = []
+  const editor = () => {
+    const e = new TestEditor(tandem.url)
+    editors.push(e)
+    return e
+  }
+
+  before(async () => {
+    data = await tempDataDir()
+    tandem = await startServer({ dataDir: data.dir })
+  })
+  after(async () => {
+    for (const e of editors) e.close()
+    await tandem.close()
+    await data.remove()
+  })
+
+  it('answers a join with the document, the server state vector, role and editor count', async () => {
+    const session = await createSession(tandem.url, { content: 'fn main() {}' })
+    const alice = editor()
+    const reply = await alice.join(session.id)
+    assert.equal(reply.ok, true)
+    assert.ok(reply.update instanceof ArrayBuffer || reply.update instanceof Uint8Array)
+    assert.ok(reply.sv instanceof ArrayBuffer || reply.sv instanceof Uint8Array)
+    assert.equal(reply.role, 'editor')
+    assert.equal(reply.editors, 1)
+    assert.equal(alice.text(session.id), 'fn main() {}')
+    const bob = editor()
+    assert.equal((await bob.join(session.id)).editors, 2)
+    assert.equal((await api(tandem.url, `/api/sessions/${session.id}`)).body.editors, 2)
+  })
+
+  it('acknowledges every update and relays it to the other editors of the room only', async () => {
+    const session = await createSession(tandem.url)
+    const other = await createSession(tandem.url)
+    const [alice, bob, carol] = [editor(), editor(), editor()]
+    await alice.join(session.id)
+    await bob.join(session.id)
+    await carol.join(other.id)
+    assert.deepEqual(await alice.insert(session.id, 0, 'let x = 1'), { ok: true })
+    await waitFor(() => bob.text(session.id) === 'let x = 1')
+    await quiet(50)
+    assert.equal(alice.received.filter(r => r.event === EVENTS.UPDATE).length, 0, 'the sender gets no echo')
+    assert.equal(carol.received.filter(r => r.event === EVENTS.UPDATE).length, 0, 'other rooms hear nothing')
+    assert.equal(await contentOf(tandem.url, session.id), 'let x = 1')
+  })
+
+  it('makes two editors typing concurrently converge to the same text', async () => {
+    const session = await createSession(tandem.url, { content: '// shared\n' })
+    const [alice, bob] = [editor(), editor()]
+    await alice.join(session.id)
+    await bob.join(session.id)
+    const acks = []
+    for (let i = 0; i < 50; i++) {
+      acks.push(alice.insert(session.id, alice.text(session.id).length, `a${i};`))
+      acks.push(bob.edit(session.id, text => text.insert(0, `b${i};`)))
+    }
+    const replies = await Promise.all(acks)
+    assert.ok(replies.every(reply => reply.ok === true))
+    await waitFor(() => alice.text(session.id) === bob.text(session.id) && alice.text(session.id).length === '// shared\n'.length + 2 * (10 * 3 + 40 * 4))
+    assert.equal(await contentOf(tandem.url, session.id), alice.text(session.id))
+  })
+
+  it('gives a late joiner the full state, and takes what only the joiner had', async () => {
+    const session = await createSession(tandem.url)
+    const alice = editor()
+    await alice.join(session.id)
+    for (const word of ['one ', 'two ', 'three ']) await alice.insert(session.id, alice.text(session.id).length, word)
+    const late = editor()
+    // The late joiner already holds an offline edit: after the join it sends what the server lacks.
+    const offline = new Y.Doc()
+    offline.getText(TEXT_NAME).insert(0, 'offline ')
+    late.docs.set(session.id, offline)
+    const reply = await late.join(session.id)
+    assert.ok(late.text(session.id).includes('one two three '))
+    const missing = Y.encodeStateAsUpdate(offline, new Uint8Array(reply.sv))
+    assert.deepEqual(await late.request(EVENTS.UPDATE, { doc: session.id, update: missing }), { ok: true })
+    await waitFor(() => alice.text(session.id) === late.text(session.id))
+    assert.equal(await contentOf(tandem.url, session.id), late.text(session.id))
+  })
+
+  it('refuses a join beyond maxEditors with ROOM_FULL and admits again after a leave', async () => {
+    const session = await createSession(tandem.url, { maxEditors: 2 })
+    const [a, b, c] = [editor(), editor(), editor()]
+    await a.join(session.id)
+    await b.join(session.id)
+    const refused = await c.join(session.id)
+    assert.equal(refused.ok, false)
+    assert.equal(refused.error.code, 'ROOM_FULL')
+    assert.deepEqual(await b.request(EVENTS.LEAVE, { doc: session.id }), { ok: true })
+    assert.equal((await c.join(session.id)).ok, true)
+  })
+
+  it('closes a deleted session for its editors: doc:closed, then their events are refused', async () => {
+    const session = await createSession(tandem.url, { content: 'bye' })
+    const [alice, bob] = [editor(), editor()]
+    await alice.join(session.id)
+    await bob.join(session.id)
+    assert.equal((await api(tandem.url, `/api/sessions/${session.id}`, { method: 'DELETE' })).status, 204)
+    await waitFor(() => alice.received.some(r => r.event === EVENTS.CLOSED) && bob.received.some(r => r.event === EVENTS.CLOSED))
+    assert.deepEqual(alice.received.find(r => r.event === EVENTS.CLOSED)?.payload, { doc: session.id, reason: 'deleted' })
+    const late = await alice.insert(session.id, 0, 'x')
+    assert.equal(late.error.code, 'NOT_JOINED')
+    assert.equal((await editor().join(session.id)).error.code, 'NOT_FOUND')
+    assert.equal((await api(tandem.url, `/api/sessions/${session.id}/content`)).status, 404)
+  })
+
+  it('holds several documents on one connection, each event naming its document', async () => {
+    const [first, second] = [await createSession(tandem.url), await createSession(tandem.url)]
+    const [alice, bob] = [editor(), editor()]
+    for (const id of [first.id, second.id]) {
+      await alice.join(id)
+      await bob.join(id)
+    }
+    await alice.insert(first.id, 0, 'main.rs')
+    await alice.insert(second.id, 0, 'lib.rs')
+    await waitFor(() => bob.text(first.id) === 'main.rs' && bob.text(second.id) === 'lib.rs')
+  })
+
+  it('relays awareness, gives joiners the current cursors, and removes them when a socket drops', async () => {
+    const session = await createSession(tandem.url)
+    const [alice, bob] = [editor(), editor()]
+    await alice.join(session.id)
+    await bob.join(session.id)
+    const aliceDoc = alice.ydoc(session.id)
+    const aliceAwareness = new awarenessProtocol.Awareness(aliceDoc)
+    aliceAwareness.setLocalState({ user: { name: 'Alice', color: '#f00' }, cursor: { anchor: 3 } })
+    const update = awarenessProtocol.encodeAwarenessUpdate(aliceAwareness, [aliceDoc.clientID])
+    alice.socket.emit(EVENTS.AWARENESS, { doc: session.id, update })
+
+    const bobAwareness = new awarenessProtocol.Awareness(new Y.Doc())
+    bob.socket.on(EVENTS.AWARENESS, ({ update }) => awarenessProtocol.applyAwarenessUpdate(bobAwareness, new Uint8Array(update), 'server'))
+    await waitFor(() => bobAwareness.getStates().get(aliceDoc.clientID)?.user?.name === 'Alice')
+
+    const carol = editor()
+    const reply = await carol.join(session.id)
+    const carolAwareness = new awarenessProtocol.Awareness(new Y.Doc())
+    awarenessProtocol.applyAwarenessUpdate(carolAwareness, new Uint8Array(reply.awareness), 'server')
+    assert.deepEqual(carolAwareness.getStates().get(aliceDoc.clientID)?.cursor, { anchor: 3 })
+
+    alice.close()
+    await waitFor(() => !bobAwareness.getStates().has(aliceDoc.clientID))
+    aliceAwareness.destroy()
+    bobAwareness.destroy()
+    carolAwareness.destroy()
+  })
+
+  it('counts applied updates and server-side processing time in /metrics', async () => {
+    const before = await api(tandem.url, '/metrics')
+    const count = (/** @type {string} */ text) => Number(/^tandem_update_duration_seconds_count (\d+)/m.exec(text)?.[1] ?? 0)
+    const session = await createSession(tandem.url)
+    const alice = editor()
+    await alice.join(session.id)
+    for (let i = 0; i < 5; i++) await alice.insert(session.id, 0, 'x')
+    const metrics = await api(tandem.url, '/metrics')
+    assert.equal(count(metrics.body) - count(before.body), 5)
+    assert.match(metrics.body, /^tandem_connections \d+/m)
+    assert.match(metrics.body, /^nodejs_eventloop_lag_seconds /m)
+    assert.match(metrics.body, /^nodejs_heap_size_used_bytes /m)
+  })
+})
