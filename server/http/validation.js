@@ -38,6 +38,8 @@ export const contentQuery = z.object({
 export function parse (schema, input) {
   const result = schema.safeParse(input ?? {})
   if (result.success) return result.data
-  const details = result.error.issues.map(issue => ({ field: issue.path.join('.'), message: issue.message }))
+  const details = result.error.issues.flatMap(issue => issue.code === 'unrecognized_keys'
+    ? issue.keys.map(key => ({ field: [...issue.path, key].join('.'), message: 'unknown field' }))
+    : [{ field: issue.path.join('.'), message: issue.message }])
   throw new AppError('BAD_REQUEST', 'invalid request', details)
 }

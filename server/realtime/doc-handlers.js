@@ -29,6 +29,7 @@ export function registerDocHandlers (socket, ctx) {
   socket.on(EVENTS.JOIN, withAck(EVENTS.JOIN, async (payload) => {
     const docId = docIdOf(payload)
     const sv = payload.sv === undefined ? undefined : binaryOf(payload, 'sv', config.maxUpdateBytes)
+    if (sv) checkStateVector(sv)
     const role = ROLES.EDITOR
     if (!memberships.has(docId)) {
       if (memberships.size >= config.maxDocsPerSocket) {
@@ -50,14 +51,8 @@ export function registerDocHandlers (socket, ctx) {
       }
     }
     const { doc } = /** @type {import('./editors.js').Membership} */ (memberships.get(docId))
-    let update
-    try {
-      update = Y.encodeStateAsUpdate(doc.ydoc, sv)
-    } catch {
-      throw new AppError('BAD_REQUEST', '`sv` is not a Yjs state vector')
-    }
     return {
-      update,
+      update: Y.encodeStateAsUpdate(doc.ydoc, sv),
       sv: Y.encodeStateVector(doc.ydoc),
       awareness: doc.awareness.encodeAll(),
       role,
@@ -122,6 +117,15 @@ export function registerDocHandlers (socket, ctx) {
   socket.on('disconnect', () => {
     for (const docId of [...memberships.keys()]) detach(socket, docId, registry)
   })
+}
+
+/** @param {Uint8Array} sv */
+function checkStateVector (sv) {
+  try {
+    Y.decodeStateVector(sv)
+  } catch {
+    throw new AppError('BAD_REQUEST', '`sv` is not a Yjs state vector')
+  }
 }
 
 /** @param {string} docId */

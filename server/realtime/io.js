@@ -2,8 +2,12 @@ import { Server } from 'socket.io'
 import { registerDocHandlers } from './doc-handlers.js'
 
 // Headroom over `maxUpdateBytes` for the packet around an update, so an update just over the limit
-// gets a TOO_LARGE ACK; a frame larger still closes the connection at the transport.
+// gets a TOO_LARGE ACK; a frame larger still closes the connection at the transport. Long-polling
+// carries binary as base64 (4/3 the size), which the frame limit allows for too.
 const FRAME_OVERHEAD_BYTES = 64 * 1024
+
+/** @param {number} maxUpdateBytes */
+export const maxFrameBytes = maxUpdateBytes => Math.ceil(maxUpdateBytes * 4 / 3) + FRAME_OVERHEAD_BYTES
 
 /**
  * The Socket.IO server. Its adapter relays packets between processes and nothing more: documents and
@@ -16,7 +20,7 @@ export function createIo (httpServer, ctx) {
   /** @type {Server<import('../protocol.js').ClientToServerEvents, import('../protocol.js').ServerToClientEvents>} */
   const io = new Server(httpServer, {
     serveClient: false,
-    maxHttpBufferSize: config.maxUpdateBytes + FRAME_OVERHEAD_BYTES,
+    maxHttpBufferSize: maxFrameBytes(config.maxUpdateBytes),
     cors: { origin: ctx.corsOrigin }
   })
   io.on('connection', (socket) => {

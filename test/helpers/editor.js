@@ -14,9 +14,9 @@ export class TestEditor {
   /** @type {{ event: string, payload: any }[]} every server event received, in order */
   received = []
 
-  /** @param {string} url @param {import('socket.io-client').ManagerOptions & import('socket.io-client').SocketOptions} [options] */
+  /** @param {string} url @param {Partial<import('socket.io-client').ManagerOptions & import('socket.io-client').SocketOptions>} [options] */
   constructor (url, options = {}) {
-    this.socket = io(url, { transports: ['websocket'], reconnection: false, ...options })
+    this.socket = io(url, { transports: ['websocket'], ...options, reconnection: options.reconnection ?? false })
     this.socket.on(EVENTS.UPDATE, ({ doc, update }) => {
       this.received.push({ event: EVENTS.UPDATE, payload: { doc, update } })
       const ydoc = this.docs.get(doc)

@@ -1,0 +1,59 @@
+// Time to load a document from the embedded store: a log of 10,000 single-keystroke updates as
+// written by typing, against the same history compacted into one snapshot. Median of 5 loads each,
+// through the server's own DocRegistry (read, merge, apply).
+import * as Y from 'yjs'
+import { createServer } from '../../server/app.js'
+import { loadConfig } from '../../server/config.js'
+import { TEXT_NAME } from '../../server/protocol.js'
+import { tempDataDir } from '../../test/helpers/server.js'
+import { format, median, percentiles } from './percentiles.js'
+
+const STORED_UPDATES = 10000
+const RUNS = 5
+
+/**
+ * @param {import('../../server/app.js').TandemServer} server
+ * @param {string} label
+ * @param {(id: string) => Promise<void>} store writes the stored form under a fresh id per run (an
+ *   unload compacts what it loaded, and LevelDB tombstones would slow a reused range)
+ */
+async function timeLoads (server, label, store) {
+  const samples = []
+  for (let i = 0; i < RUNS; i++) {
+    const id = `${label}${i}`
+    await store(id)
+    const started = performance.now()
+    const doc = await server.registry.open(id)
+    samples.push(performance.now() - started)
+    if (doc.ydoc.getText(TEXT_NAME).length !== STORED_UPDATES) throw new Error('incomplete load')
+    await server.registry.unload(id)
+  }
+  return samples
+}
+
+export async function run () {
+  const data = await tempDataDir()
+  // A huge compaction threshold keeps the raw log as written, so the first loads read all 10,000.
+  const config = loadConfig({}, { dataDir: data.dir, logLevel: 'silent', compactAfterUpdates: 10 * STORED_UPDATES })
+  const server = await createServer(config)
+  try {
+    const typist = new Y.Doc()
+    const text = typist.getText(TEXT_NAME)
+    const updates = []
+    typist.on('update', (/** @type {Uint8Array} */ update) => updates.push(update))
+    for (let i = 0; i < STORED_UPDATES; i++) text.insert(i, 'abcdefghij'[i % 10])
+    const store = server.registry.store
+    const log = await timeLoads(server, 'log', async (id) => {
+      for (let i = 0; i < updates.length; i += 500) await store.append(id, updates.slice(i, i + 500))
+    })
+    const snapshot = await timeLoads(server, 'snapshot', id => store.compact(id, Y.encodeStateAsUpdate(typist)))
+    console.log(`Load, ${STORED_UPDATES} stored updates as a log: median ${median(log).toFixed(1)} ms (${format(percentiles(log, []), 1)})`)
+    console.log(`Load, the same document compacted to a snapshot: median ${median(snapshot).toFixed(1)} ms (${format(percentiles(snapshot, []), 1)})`)
+    return { logMedianMs: median(log), snapshotMedianMs: median(snapshot) }
+  } finally {
+    await server.close()
+    await data.remove()
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) await run()

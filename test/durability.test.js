@@ -1,0 +1,150 @@
+import assert from 'node:assert/strict'
+import { spawnSync } from 'node:child_process'
+import { after, before, describe, it } from 'node:test'
+import { fileURLToPath } from 'node:url'
+import { EVENTS } from '../server/protocol.js'
+import { startChildServer } from './helpers/child-server.js'
+import { TestEditor, waitFor } from './helpers/editor.js'
+import { api, contentOf, createSession, startServer, tempDataDir } from './helpers/server.js'
+
+describe('durability: nothing acknowledged is lost', () => {
+  /** @type {Awaited<ReturnType<typeof tempDataDir>>} */
+  let data
+  before(async () => { data = await tempDataDir() })
+  after(async () => { await data.remove() })
+
+  it('keeps sessions and every edit across a restart on the same data dir', async () => {
+    const dir = `${data.dir}/restart`
+    let tandem = await startServer({ dataDir: dir })
+    const session = await createSession(tandem.url, { name: 'kept', language: 'go', content: 'package main\n' })
+    const alice = new TestEditor(tandem.url)
+    await alice.join(session.id)
+    for (const line of ['import "fmt"\n', 'func main() {}\n']) {
+      assert.deepEqual(await alice.insert(session.id, alice.text(session.id).length, line), { ok: true })
+    }
+    const expected = alice.text(session.id)
+    alice.close()
+    await tandem.close()
+
+    tandem = await startServer({ dataDir: dir })
+    const { body } = await api(tandem.url, `/api/sessions/${session.id}`)
+    assert.equal(body.name, 'kept')
+    assert.equal(body.language, 'go')
+    assert.equal(await contentOf(tandem.url, session.id), expected)
+    const bob = new TestEditor(tandem.url)
+    await bob.join(session.id)
+    assert.equal(bob.text(session.id), expected)
+    bob.close()
+    await tandem.close()
+  })
+
+  it('loses no acknowledged update when the server is killed with SIGKILL mid-typing', async () => {
+    const dir = `${data.dir}/kill9`
+    let server = await startChildServer({ DATA_DIR: dir })
+    const session = await createSession(server.url)
+    const alice = new TestEditor(server.url)
+    await alice.join(session.id)
+    /** @type {string[]} */
+    const acked = []
+    let sent = 0
+    // Keep 10 updates in flight; kill -9 the moment the 150th ACK arrives.
+    const killed = new Promise((resolve) => {
+      const sendNext = () => {
+        const token = `<${sent++}>`
+        alice.insert(session.id, alice.text(session.id).length, token).then((reply) => {
+          if (reply.ok) acked.push(token)
+          if (acked.length === 150) resolve(server.stop('SIGKILL'))
+          else if (acked.length < 150) sendNext()
+        }, () => {})
+      }
+      for (let i = 0; i < 10; i++) sendNext()
+    })
+    assert.equal((await killed).signal, 'SIGKILL')
+    alice.close()
+
+    server = await startChildServer({ DATA_DIR: dir })
+    const text = await contentOf(server.url, session.id)
+    const missing = acked.filter(token => !text.includes(token))
+    assert.deepEqual(missing, [], `${missing.length} of ${acked.length} acknowledged updates lost`)
+    assert.equal((await server.stop('SIGTERM')).code, 0)
+  })
+
+  it('shuts down on SIGTERM within the bound, exits 0 and flushes documents', async () => {
+    const dir = `${data.dir}/sigterm`
+    const server = await startChildServer({ DATA_DIR: dir, SHUTDOWN_TIMEOUT_MS: '5000' })
+    const session = await createSession(server.url)
+    const alice = new TestEditor(server.url)
+    await alice.join(session.id)
+    for (let i = 0; i < 20; i++) await alice.insert(session.id, 0, `${i};`)
+    const disconnected = new Promise(resolve => alice.socket.once('disconnect', resolve))
+    const started = Date.now()
+    const { code } = await server.stop('SIGTERM')
+    assert.equal(code, 0)
+    assert.ok(Date.now() - started < 5000)
+    await disconnected
+    assert.ok(server.logs.some(entry => entry.msg === 'stopped'))
+    alice.close()
+
+    const tandem = await startServer({ dataDir: dir })
+    const stored = await tandem.server.registry.store.load(session.id)
+    assert.equal(stored.length, 1, 'the log was compacted into one snapshot on shutdown')
+    assert.equal((await contentOf(tandem.url, session.id)).length, 20 * 2 + 10)
+    await tandem.close()
+  })
+
+  it('compacts the update log into a snapshot as it grows, keeping the text', async () => {
+    const tandem = await startServer({ dataDir: `${data.dir}/compact`, compactAfterUpdates: 20 })
+    const session = await createSession(tandem.url)
+    const alice = new TestEditor(tandem.url)
+    await alice.join(session.id)
+    for (let i = 0; i < 65; i++) await alice.insert(session.id, alice.text(session.id).length, 'ab')
+    const stored = await tandem.server.registry.store.load(session.id)
+    assert.ok(stored.length < 20, `log holds ${stored.length} entries`)
+    assert.equal(await contentOf(tandem.url, session.id), 'ab'.repeat(65))
+    alice.close()
+    await tandem.close()
+  })
+
+  it('unloads idle documents and loads them back intact', async () => {
+    const tandem = await startServer({ dataDir: `${data.dir}/idle`, docIdleMs: 50 })
+    const session = await createSession(tandem.url)
+    const alice = new TestEditor(tandem.url)
+    await alice.join(session.id)
+    await alice.insert(session.id, 0, 'idle text')
+    await alice.request(EVENTS.LEAVE, { doc: session.id })
+    await waitFor(() => tandem.server.registry.size === 0)
+    assert.equal((await tandem.server.registry.store.load(session.id)).length, 1)
+    const reply = await alice.join(session.id)
+    assert.equal(reply.ok, true)
+    assert.equal(alice.text(session.id), 'idle text')
+    alice.close()
+    await tandem.close()
+  })
+
+  it('refuses to serve a document that fails to load, and writes nothing over it', async () => {
+    const tandem = await startServer({ dataDir: `${data.dir}/corrupt` })
+    const session = await createSession(tandem.url, { content: 'precious' })
+    const store = tandem.server.registry.store
+    await store.append(session.id, [new Uint8Array([0xde, 0xad, 0xbe, 0xef])])
+    const before = await store.load(session.id)
+
+    const alice = new TestEditor(tandem.url)
+    const reply = await alice.join(session.id)
+    assert.equal(reply.ok, false)
+    assert.equal(reply.error.code, 'UNAVAILABLE')
+    const rest = await api(tandem.url, `/api/sessions/${session.id}/content`)
+    assert.equal(rest.status, 503)
+    assert.equal(rest.body.error.code, 'UNAVAILABLE')
+    assert.deepEqual(await store.load(session.id), before, 'storage is untouched')
+    assert.equal(tandem.server.registry.size, 0, 'the failed document is not cached')
+    alice.close()
+    await tandem.close()
+  })
+
+  it('refuses to start on an invalid setting, naming the variable', () => {
+    const entry = fileURLToPath(new URL('../server/index.js', import.meta.url))
+    const result = spawnSync(process.execPath, [entry], { env: { ...process.env, MAX_UPDATE_BYTES: 'lots' }, encoding: 'utf8' })
+    assert.equal(result.status, 2)
+    assert.match(result.stderr, /MAX_UPDATE_BYTES="lots" is invalid: expected a whole number/)
+  })
+})

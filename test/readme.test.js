@@ -1,0 +1,38 @@
+import assert from 'node:assert/strict'
+import { readFile } from 'node:fs/promises'
+import { describe, it } from 'node:test'
+import { ENVIRONMENT } from '../server/config.js'
+import { ERRORS } from '../server/protocol.js'
+
+const readme = await readFile(new URL('../README.md', import.meta.url), 'utf8')
+
+/** Rows of the markdown table that follows `heading`, as arrays of cell texts. @param {string} heading */
+function tableAfter (heading) {
+  const section = readme.slice(readme.indexOf(heading))
+  const lines = section.split('\n')
+  const start = lines.findIndex(line => line.startsWith('|'))
+  const rows = []
+  for (const line of lines.slice(start + 2)) {
+    if (!line.startsWith('|')) break
+    rows.push(line.split('|').slice(1, -1).map(cell => cell.trim().replace(/^`|`$/g, '')))
+  }
+  return rows
+}
+
+describe('README', () => {
+  it('lists exactly the error codes of the registry, with their statuses', () => {
+    const documented = tableAfter('## Errors').map(([code, status, retry, meaning]) => ({ code, status: Number(status), retry: retry === 'yes', meaning }))
+    const registry = Object.entries(ERRORS).map(([code, { status, retry, description }]) => ({ code, status, retry, meaning: description }))
+    assert.deepEqual(documented, registry)
+  })
+
+  it('lists exactly the environment variables the config reads, with their defaults', () => {
+    const documented = tableAfter('## Configuration').map(([env, value]) => ({ env, default: value }))
+    assert.deepEqual(documented, ENVIRONMENT.map(({ env, default: value }) => ({ env, default: value })))
+  })
+
+  it('shows the two commands a newcomer needs', () => {
+    assert.match(readme, /npm ci && npm start/)
+    assert.match(readme, /npm test/)
+  })
+})
