@@ -19,6 +19,12 @@ export const DOC_ID_PATTERN = /^[a-z0-9]{1,64}$/
 export const ROLES = Object.freeze({ EDITOR: 'editor', VIEWER: 'viewer' })
 
 /**
+ * `reason` of `doc:closed`. DELETED is final. RELOAD means the server dropped its in-memory copy
+ * (after refusing an update it could not apply): join again at once, as after a reconnect.
+ */
+export const CLOSE_REASONS = Object.freeze({ DELETED: 'deleted', RELOAD: 'reload' })
+
+/**
  * Every refusal, REST or socket, carries one of these codes. `status` is the HTTP status it maps to;
  * `retry` says whether a client should keep the refused update and try again later.
  */

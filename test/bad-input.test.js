@@ -154,3 +154,45 @@ describe('bad input gets a clear error and changes nothing', () => {
     assert.equal((await api(tandem.url, '/api/health')).body.ready, true)
   })
 })
+
+describe('an update that decodes but fails halfway through applying', () => {
+  // Found by mutating real updates: it decodes cleanly, then Yjs throws ("Unexpected case") after
+  // inserting "mm" into a document holding exactly BASE's history. Nothing of it may survive.
+  const BASE = [
+    '01010100040107636f6e74656e740b68656c6c6f20776f726c6400',
+    '0101010bc4010201030361626300',
+    '000101010102',
+    '0101010ec401030104015100',
+    '0101010f440100015a00'
+  ].map(hex => new Uint8Array(Buffer.from(hex, 'hex')))
+  const POISON = new Uint8Array(Buffer.from('01020200c4010c010d026d6dc402050106027a7a01010300030b010f01', 'hex'))
+  const TEXT = 'ZhabclQo world'
+
+  it('is refused, leaves the document as stored, and the editors rejoin a clean copy', async () => {
+    const data = await tempDataDir()
+    const tandem = await startServer({ dataDir: data.dir })
+    const { id: doc } = await createSession(tandem.url)
+    const [alice, bob, mallory] = [new TestEditor(tandem.url), new TestEditor(tandem.url), new TestEditor(tandem.url)]
+    await alice.join(doc)
+    for (const update of BASE) assert.deepEqual(await alice.request(EVENTS.UPDATE, { doc, update }), { ok: true })
+    await bob.join(doc)
+    await mallory.join(doc)
+    assert.equal(bob.text(doc), TEXT)
+
+    const reply = await mallory.request(EVENTS.UPDATE, { doc, update: POISON })
+    assert.equal(reply.error.code, 'INVALID_UPDATE')
+    await waitFor(() => bob.received.some(r => r.event === EVENTS.CLOSED))
+    assert.deepEqual(bob.received.find(r => r.event === EVENTS.CLOSED)?.payload, { doc, reason: 'reload' })
+    assert.equal(bob.received.filter(r => r.event === EVENTS.UPDATE).length, 0, 'nothing of it was relayed')
+    assert.equal(await contentOf(tandem.url, doc), TEXT)
+
+    assert.equal((await bob.join(doc)).ok, true)
+    assert.equal(bob.text(doc), TEXT)
+    await alice.join(doc)
+    assert.deepEqual(await bob.insert(doc, 0, '>'), { ok: true })
+    await waitFor(() => alice.text(doc) === `>${TEXT}`)
+    for (const e of [alice, bob, mallory]) e.close()
+    await tandem.close()
+    await data.remove()
+  })
+})

@@ -93,13 +93,18 @@ export class DocRegistry {
   async unload (id) {
     const doc = this.#docs.get(id)
     if (!doc || doc.sockets.size > 0) return
-    this.#forget(doc)
-    const unloading = doc.flush().finally(() => {
-      doc.ydoc.destroy()
-      this.#unloading.delete(id)
-    })
-    this.#unloading.set(id, unloading)
-    await unloading
+    await this.#drop(doc, () => doc.flush())
+  }
+
+  /**
+   * Drops a document whose in-memory state can no longer be trusted, without compacting it: the next
+   * open reloads it from storage, which holds only updates that applied cleanly. Its editors must be
+   * detached first.
+   * @param {string} id
+   */
+  async evict (id) {
+    const doc = this.#docs.get(id)
+    if (doc) await this.#drop(doc, () => doc.settled())
   }
 
   /**
@@ -160,6 +165,21 @@ export class DocRegistry {
       doc.flush().catch(err => this.logger.warn({ err, doc: id }, 'compaction after load failed'))
     }
     return doc
+  }
+
+  /**
+   * Forgets a document now; a load of the same id waits until `finish` (its last writes) is done.
+   * @param {LiveDoc} doc
+   * @param {() => Promise<void>} finish
+   */
+  async #drop (doc, finish) {
+    this.#forget(doc)
+    const dropping = finish().finally(() => {
+      doc.ydoc.destroy()
+      this.#unloading.delete(doc.id)
+    })
+    this.#unloading.set(doc.id, dropping)
+    await dropping
   }
 
   /** @param {LiveDoc} doc */

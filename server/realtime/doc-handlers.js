@@ -1,8 +1,8 @@
 import * as Y from 'yjs'
 import { AppError } from '../errors.js'
-import { EVENTS, ROLES } from '../protocol.js'
+import { CLOSE_REASONS, EVENTS, ROLES } from '../protocol.js'
 import { checkUpdate } from '../docs/update-check.js'
-import { attach, detach, membershipsOf, roomOf } from './editors.js'
+import { attach, closeForEditors, detach, membershipsOf, roomOf } from './editors.js'
 import { binaryOf, docIdOf } from './payloads.js'
 import { refusal, withAck } from './with-ack.js'
 
@@ -75,7 +75,16 @@ export function registerDocHandlers (socket, ctx) {
     if (membership.role === ROLES.VIEWER) throw new AppError('FORBIDDEN', 'viewers cannot edit')
     checkUpdate(update)
     const { doc } = membership
-    Y.applyUpdate(doc.ydoc, update, socket)
+    try {
+      Y.applyUpdate(doc.ydoc, update, socket)
+    } catch (err) {
+      // Some updates decode cleanly yet throw halfway through integration, leaving part of them in
+      // the live document. Nothing of it was relayed or stored: reload the document from storage.
+      logger.warn({ err, doc: docId }, 'update failed to apply; reloading the document')
+      closeForEditors(registry, docId, CLOSE_REASONS.RELOAD)
+      registry.evict(docId).catch(evictErr => logger.error({ err: evictErr, doc: docId }, 'evict failed'))
+      throw new AppError('INVALID_UPDATE', 'update could not be applied')
+    }
     // Peers get the update as soon as it is applied; the ACK waits for durability. A peer may thus
     // see an edit that is never acked (a crash in between); it then syncs it back on its next join.
     socket.to(roomOf(docId)).emit(EVENTS.UPDATE, { doc: docId, update })

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import * as Y from 'yjs'
 import { AppError } from '../errors.js'
-import { TEXT_NAME } from '../protocol.js'
+import { CLOSE_REASONS, TEXT_NAME } from '../protocol.js'
 
 /**
  * Session lifecycle for the REST API: one session = one shared document with the same id.
@@ -76,7 +76,7 @@ export class SessionService {
   async delete (id) {
     await this.record(id)
     await this.store.delete(id)
-    this.closeEditors(id, 'deleted')
+    this.closeEditors(id, CLOSE_REASONS.DELETED)
     await this.registry.destroy(id)
   }
 
