@@ -1,7 +1,6 @@
 import http from 'node:http'
 import cors from 'cors'
 import express from 'express'
-import { LevelDocStore } from './docs/level-doc-store.js'
 import { DocRegistry } from './docs/doc-registry.js'
 import { errorHandler, notFound } from './http/error-handler.js'
 import { healthRoutes } from './http/health-routes.js'
@@ -9,63 +8,61 @@ import { requestLog } from './http/request-log.js'
 import { sessionsRoutes } from './http/sessions-routes.js'
 import { createLogger } from './logger.js'
 import { createMetrics } from './metrics.js'
-import { createIo } from './realtime/io.js'
-import { closeForEditors } from './realtime/editors.js'
-import { LevelSessionStore } from './sessions/level-session-store.js'
+import { createCluster } from './realtime/cluster.js'
+import { createIo, handleConnections } from './realtime/io.js'
 import { SessionService } from './sessions/session-service.js'
-import { openLevel } from './storage/level.js'
+import { openBackend } from './storage/backend.js'
 
 /**
  * Builds a Tandem server: Express REST API, Socket.IO realtime and the stores behind them. Touches no
  * environment, signal or port until `listen`; `server/index.js` is the process around it.
  *
  * What this process owns: the documents it has loaded (Y.Doc, awareness, write queue) and its sockets.
- * What it shares: sessions and document updates, through the store.
+ * What it shares with other processes: sessions and document updates, through the store; broadcasts
+ * and small control messages (cluster.js), through the Socket.IO adapter.
  *
  * @param {import('./config.js').Config} config
  * @param {{ logger?: import('pino').Logger }} [deps]
  */
 export async function createServer (config, deps = {}) {
   const logger = deps.logger ?? createLogger(config)
-  const db = await openLevel(config.dataDir)
-  const docStore = new LevelDocStore(db, config)
-  const sessionStore = new LevelSessionStore(db, config)
-
-  /** @type {import('socket.io').Server | undefined} */
-  let io // eslint-disable-line prefer-const -- read by the metrics gauges before it is assigned
-  const metrics = createMetrics({
-    connections: () => io?.engine.clientsCount ?? 0,
-    documents: () => registry.size,
-    editors: () => registry.editorTotal()
-  })
-  const registry = new DocRegistry({ store: docStore, config, logger, metrics })
-  const sessions = new SessionService({
-    store: sessionStore,
-    docStore,
-    registry,
-    closeEditors: (docId, reason) => closeForEditors(registry, docId, reason),
-    config
-  })
-
-  let closing = false
-  const isReady = () => !closing && docStore.isReady()
+  const backend = await openBackend(config, logger)
   const corsOrigin = config.corsOrigin === '*' ? '*' : config.corsOrigin.split(',').map(origin => origin.trim())
 
   const app = express()
+  const httpServer = http.createServer(app)
+  const io = createIo(httpServer, { config, corsOrigin, adapter: backend.adapter })
+  const metrics = createMetrics({
+    worker: `${config.nodeName}/${process.env.NODE_APP_INSTANCE ?? '0'}`,
+    connections: () => io.engine.clientsCount,
+    documents: () => registry.size,
+    editors: () => registry.editorTotal()
+  })
+  const registry = new DocRegistry({
+    store: backend.docStore,
+    config,
+    logger,
+    metrics,
+    onStored: docId => cluster.docStored(docId)
+  })
+  const cluster = createCluster(io, { enabled: backend.adapter !== undefined, registry, metrics, logger })
+  const sessions = new SessionService({ store: backend.sessionStore, docStore: backend.docStore, registry, cluster, config })
+  handleConnections(io, { registry, sessions, cluster, config, metrics, logger })
+
+  let closing = false
+  const isReady = () => !closing && backend.isReady()
+
   app.disable('x-powered-by')
   app.use(requestLog(logger))
   app.use(cors({ origin: corsOrigin }))
   app.use(express.json({ limit: config.maxBodyBytes }))
-  app.use('/api', healthRoutes({ storage: docStore.kind, broadcast: 'memory', isReady }))
+  app.use('/api', healthRoutes({ storage: backend.storage, broadcast: backend.broadcast, isReady }))
   app.use('/api/sessions', sessionsRoutes({ sessions, registry }))
   app.get('/metrics', async (req, res) => {
-    res.type(metrics.registry.contentType).send(await metrics.registry.metrics())
+    res.type(metrics.registry.contentType).send(await cluster.metricsText())
   })
   app.use(notFound)
   app.use(errorHandler({ metrics }))
-
-  const httpServer = http.createServer(app)
-  io = createIo(httpServer, { registry, sessions, config, metrics, logger, corsOrigin })
 
   /** @type {Promise<void> | undefined} */
   let closed
@@ -77,6 +74,7 @@ export async function createServer (config, deps = {}) {
     sessions,
     metrics,
     logger,
+    backend,
 
     /**
      * @param {number} [port]
@@ -96,7 +94,8 @@ export async function createServer (config, deps = {}) {
     },
 
     /**
-     * Stops accepting, disconnects clients, flushes every document, closes storage. Idempotent.
+     * Stops accepting, disconnects clients (who reconnect elsewhere: a drain, not a kick), flushes
+     * every document, closes storage. Idempotent.
      * @returns {Promise<void>}
      */
     close () {
@@ -104,11 +103,11 @@ export async function createServer (config, deps = {}) {
         closing = true
         // io.close() disconnects every socket (each one detaches from its documents) and closes the
         // HTTP server; idle keep-alive connections would hold that open, so drop them too.
-        const ioClosed = /** @type {import('socket.io').Server} */ (io).close()
+        const ioClosed = io.close()
         httpServer.closeIdleConnections()
         await ioClosed.catch(() => {})
         await registry.closeAll()
-        await docStore.close()
+        await backend.close()
       })()
       return closed
     }

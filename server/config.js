@@ -1,6 +1,8 @@
 // All configuration, in one place: each option with its environment variable, default and unit.
 // `loadConfig` parses and validates once at start-up, fails fast naming the variable, and freezes.
 
+import { hostname } from 'node:os'
+
 const MiB = 1024 * 1024
 
 /**
@@ -18,6 +20,15 @@ const MiB = 1024 * 1024
  * @property {boolean} syncWrites fsync every acknowledged write (survives power loss, not just kill -9). Default false.
  * @property {string} corsOrigin allowed browser origins: `*`, or a comma-separated list. Default `*`.
  * @property {number} shutdownTimeoutMs bound on graceful shutdown before the process exits anyway. Default 10000.
+ * @property {string} redisUrl Redis for sessions, documents and broadcasts (`redis://`, `rediss://`, or
+ *   `redis+cluster://host:port,host:port`). Empty: embedded LevelDB and one process. Default empty.
+ * @property {string[]} redisClusterNodes Redis Cluster seed nodes (`host:port,...`); implies cluster. Default none.
+ * @property {'sharded' | 'classic'} redisAdapter Socket.IO Redis adapter: sharded (SPUBLISH, Redis ≥ 7) or classic. Default sharded.
+ * @property {boolean} redisWaitAof ACK only after Redis has fsynced the update to its append-only file
+ *   (WAITAOF, Redis ≥ 7.2 with appendonly yes). Default false.
+ * @property {string[]} transports Socket.IO transports served. Default `websocket` with Redis (PM2's
+ *   balancer is not sticky), `polling,websocket` without.
+ * @property {string} nodeName this host's name in the `worker` label of metrics. Default the hostname.
  */
 
 /** @type {Record<keyof Config, { env: string, default: string, parse: (raw: string) => any }>} */
@@ -34,7 +45,13 @@ const OPTIONS = {
   compactAfterUpdates: { env: 'COMPACT_AFTER_UPDATES', default: '500', parse: integer(2, 1e7) },
   syncWrites: { env: 'SYNC_WRITES', default: 'false', parse: boolean },
   corsOrigin: { env: 'CORS_ORIGIN', default: '*', parse: nonEmpty },
-  shutdownTimeoutMs: { env: 'SHUTDOWN_TIMEOUT_MS', default: '10000', parse: integer(100, 600000) }
+  shutdownTimeoutMs: { env: 'SHUTDOWN_TIMEOUT_MS', default: '10000', parse: integer(100, 600000) },
+  redisUrl: { env: 'REDIS_URL', default: '', parse: redisUrl },
+  redisClusterNodes: { env: 'REDIS_CLUSTER_NODES', default: '', parse: hostPorts },
+  redisAdapter: { env: 'REDIS_ADAPTER', default: 'sharded', parse: oneOf(['sharded', 'classic']) },
+  redisWaitAof: { env: 'REDIS_WAITAOF', default: 'false', parse: boolean },
+  transports: { env: 'TRANSPORTS', default: 'auto', parse: transports },
+  nodeName: { env: 'NODE_NAME', default: '', parse: raw => raw || hostname() }
 }
 
 /** The environment variables `loadConfig` reads, with their defaults (for docs and tests). */
@@ -64,7 +81,25 @@ export function loadConfig (env, overrides = {}) {
       throw new ConfigError(`${option.env}=${JSON.stringify(raw)} is invalid: ${/** @type {Error} */ (err).message}`)
     }
   }
+  if (config.transports === 'auto') {
+    config.transports = usesRedis(config) ? ['websocket'] : ['polling', 'websocket']
+  }
+  const cluster = config.redisClusterNodes.length > 0 || config.redisUrl.startsWith('redis+cluster://')
+  if (config.redisWaitAof && (!usesRedis(config) || cluster)) {
+    throw new ConfigError('REDIS_WAITAOF=true needs a single Redis in REDIS_URL (not a Redis Cluster)')
+  }
+  if (cluster && config.redisAdapter === 'classic') {
+    throw new ConfigError('REDIS_ADAPTER=classic does not work on a Redis Cluster; use sharded')
+  }
   return Object.freeze(config)
+}
+
+/**
+ * Whether sessions, documents and broadcasts go through Redis (and so may span processes).
+ * @param {Pick<Config, 'redisUrl' | 'redisClusterNodes'>} config
+ */
+export function usesRedis (config) {
+  return config.redisUrl !== '' || config.redisClusterNodes.length > 0
 }
 
 /** @param {number} min @param {number} max */
@@ -90,6 +125,33 @@ function boolean (raw) {
   if (['true', '1', 'yes'].includes(raw)) return true
   if (['false', '0', 'no', ''].includes(raw)) return false
   throw new Error('expected true or false')
+}
+
+/** @param {string} raw */
+function redisUrl (raw) {
+  if (raw === '') return raw
+  if (!/^(rediss?|redis\+cluster):\/\/./.test(raw)) throw new Error('expected redis://, rediss:// or redis+cluster://')
+  return raw
+}
+
+/** @param {string} raw */
+function hostPorts (raw) {
+  if (raw === '') return []
+  const nodes = raw.split(',').map(node => node.trim())
+  for (const node of nodes) {
+    if (!/^[\w.-]+:\d{1,5}$/.test(node)) throw new Error(`expected host:port, got ${JSON.stringify(node)}`)
+  }
+  return nodes
+}
+
+/** @param {string} raw */
+function transports (raw) {
+  if (raw === 'auto') return raw
+  const list = raw.split(',').map(name => name.trim())
+  for (const name of list) {
+    if (!['polling', 'websocket'].includes(name)) throw new Error('expected auto, or polling and/or websocket')
+  }
+  return list
 }
 
 /** @param {string} raw */

@@ -6,11 +6,13 @@ import client from 'prom-client'
  * server-side share of ACK latency.
  */
 /**
- * @param {{ connections: () => number, documents: () => number, editors: () => number }} gauges
- *   read at scrape time, so the numbers cannot drift from the state they describe
+ * @param {{ worker: string, connections: () => number, documents: () => number, editors: () => number }} options
+ *   `worker` labels every series (host/instance), so a cluster-wide scrape tells workers apart; the
+ *   gauges are read at scrape time, so they cannot drift from the state they describe
  */
-export function createMetrics (gauges) {
+export function createMetrics ({ worker, ...gauges }) {
   const registry = new client.Registry()
+  registry.setDefaultLabels({ worker })
   client.collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 10 })
   const registers = [registry]
 

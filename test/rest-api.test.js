@@ -86,7 +86,7 @@ describe('REST session API', () => {
       assert.equal(res.body.error.code, 'NOT_FOUND')
     }
     assert.equal((await api(tandem.url, `/api/sessions/${session.id}`, { method: 'DELETE' })).status, 404)
-    assert.deepEqual(await tandem.server.registry.store.load(session.id), [], 'nothing of the document is left in storage')
+    assert.deepEqual((await tandem.server.registry.store.load(session.id)).updates, [], 'nothing of the document is left in storage')
   })
 
   it('answers 400 with field details for invalid or unknown fields, and creates nothing', async () => {
@@ -150,7 +150,7 @@ describe('REST session API', () => {
     const res = await api(tandem.url, '/metrics')
     assert.equal(res.status, 200)
     assert.match(res.headers.get('content-type') ?? '', /^text\/plain/)
-    assert.match(res.body, /^tandem_refusals_total\{code="NOT_FOUND",event="http"\} [1-9]/m)
+    assert.match(res.body, /^tandem_refusals_total\{code="NOT_FOUND",event="http",worker="[^"]+"\} [1-9]/m)
     assert.match(res.body, /^# TYPE tandem_update_duration_seconds histogram/m)
   })
 })

@@ -1,18 +1,28 @@
 // The one interface every document backend implements. Callers serialise `append` and `compact`
-// for the same document (LiveDoc's write queue does), so a store needs no per-document locking.
+// for the same document within a process (LiveDoc's write queue does).
+
+/**
+ * @typedef {object} StoredDoc
+ * @property {Uint8Array[]} updates the snapshot (if any) then the log, in order; applying them all
+ *   rebuilds the document
+ * @property {string | null} position how far into the log `updates` go; pass it to `readSince`
+ */
 
 /**
  * @typedef {object} DocStore
  * @property {string} kind what backs it, for /api/health (`leveldb`, `redis`)
- * @property {(docId: string) => Promise<Uint8Array[]>} load the stored snapshot (if any) then the update
- *   log, in order; applying them all rebuilds the document. Rejects if storage fails: never "empty".
- * @property {(docId: string, updates: Uint8Array[]) => Promise<void>} append writes updates as one atomic,
- *   durable write; resolving means they survive a crash of this process.
- * @property {(docId: string, snapshot: Uint8Array) => Promise<void>} compact atomically replaces everything
- *   stored for the document with `snapshot`, which must contain all of it.
+ * @property {boolean} shared whether other processes write the same documents, so a loaded copy
+ *   must catch up with `readSince` before it can be called complete
+ * @property {(docId: string) => Promise<StoredDoc>} load rejects if storage fails: never "empty"
+ * @property {(docId: string, position: string | null) => Promise<StoredDoc>} readSince what was
+ *   stored after `position` (or everything, when a snapshot has moved past it)
+ * @property {(docId: string, updates: Uint8Array[]) => Promise<{ logLength?: number }>} append writes
+ *   updates as one atomic, durable write; resolving means they survive a crash of this process.
+ *   `logLength`, when the store knows it, is the number of log entries not yet compacted.
+ * @property {(docId: string, makeSnapshot: () => Promise<{ snapshot: Uint8Array, position: string | null }>) => Promise<boolean>} compact
+ *   replaces the log up to `position` with `snapshot` (which must contain all of it); false if another
+ *   process is compacting the document or already stored a newer snapshot
  * @property {(docId: string) => Promise<void>} delete
- * @property {() => boolean} isReady
- * @property {() => Promise<void>} close
  */
 
 export {}

@@ -9,6 +9,8 @@ const SEQ_WIDTH = 12
 /** @implements {DocStore} */
 export class LevelDocStore {
   kind = 'leveldb'
+  // LevelDB locks its directory: this process is the only writer.
+  shared = false
   /** @type {Map<string, number>} next log sequence number per document touched since start */
   #nextSeq = new Map()
 
@@ -24,15 +26,21 @@ export class LevelDocStore {
     this.writeOptions = { sync: syncWrites }
   }
 
-  isReady () {
-    return this.db.status === 'open'
-  }
-
   /** @param {string} docId */
   async load (docId) {
     const snapshot = await this.docs.get(snapshotKey(docId))
-    const log = await this.docs.values(logRange(docId)).all()
-    return snapshot ? [snapshot, ...log] : log
+    const { updates, position } = await this.readSince(docId, null)
+    return { updates: snapshot ? [snapshot, ...updates] : updates, position }
+  }
+
+  /** @param {string} docId @param {string | null} position the last log key read */
+  async readSince (docId, position) {
+    const range = logRange(docId)
+    const log = await this.docs.iterator(position ? { ...range, gt: position } : range).all()
+    return {
+      updates: log.map(([, update]) => update),
+      position: log.length > 0 ? log[log.length - 1][0] : position
+    }
   }
 
   /** @param {string} docId @param {Uint8Array[]} updates */
@@ -41,15 +49,22 @@ export class LevelDocStore {
     const ops = updates.map(update => ({ type: /** @type {const} */ ('put'), key: logKey(docId, seq++), value: update }))
     await this.docs.batch(ops, this.writeOptions)
     this.#nextSeq.set(docId, seq)
+    return {}
   }
 
-  /** @param {string} docId @param {Uint8Array} snapshot */
-  async compact (docId, snapshot) {
+  /**
+   * @param {string} docId
+   * @param {() => Promise<{ snapshot: Uint8Array }>} makeSnapshot
+   */
+  async compact (docId, makeSnapshot) {
+    // As the only writer, and called between appends, the snapshot covers every log entry.
+    const { snapshot } = await makeSnapshot()
     const stale = await this.docs.keys(logRange(docId)).all()
     await this.docs.batch([
       ...stale.map(key => ({ type: /** @type {const} */ ('del'), key })),
       { type: 'put', key: snapshotKey(docId), value: snapshot }
     ], this.writeOptions)
+    return true
   }
 
   /** @param {string} docId */
@@ -60,10 +75,6 @@ export class LevelDocStore {
       { type: 'del', key: snapshotKey(docId) }
     ], this.writeOptions)
     this.#nextSeq.delete(docId)
-  }
-
-  async close () {
-    await this.db.close()
   }
 
   /** @param {string} docId */

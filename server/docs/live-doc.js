@@ -1,6 +1,9 @@
 import * as Y from 'yjs'
 import { AwarenessStates } from './awareness-states.js'
 
+/** Origin of updates read back from the store, so nothing mistakes them for a client's. */
+export const STORE_ORIGIN = Symbol('store')
+
 /**
  * A document held in memory while it has editors: the Y.Doc, its awareness, the sockets that joined
  * it, and the write queue that makes every acknowledged update durable.
@@ -8,6 +11,9 @@ import { AwarenessStates } from './awareness-states.js'
  * Writes are group-committed: updates that arrive while a write is in flight are stored together in
  * the next one, so a busy document costs one storage round trip per batch rather than per update.
  * Appends and compactions run one at a time, which is the ordering the DocStore contract asks for.
+ *
+ * When the store is shared with other processes, `catchUp` reads what they stored since `position`;
+ * a join waits for it, so every worker answers with the complete document.
  */
 export class LiveDoc {
   /** @type {Set<import('socket.io').Socket>} */
@@ -20,23 +26,29 @@ export class LiveDoc {
   /** @type {Promise<unknown>} tail of the chain that serialises store operations */
   #tail = Promise.resolve()
   #storedUpdates
+  /** @type {Promise<void> | null} */
+  #reading = null
+  #readAgain = false
 
   /**
    * @param {string} id
    * @param {Y.Doc} ydoc
    * @param {object} deps
    * @param {import('./doc-store.js').DocStore} deps.store
-   * @param {number} deps.storedUpdates entries the store holds for this document now
+   * @param {import('./doc-store.js').StoredDoc} deps.stored what the document was loaded from
    * @param {number} deps.compactAfterUpdates
+   * @param {(docId: string) => void} deps.onStored called after each successful write
    * @param {import('pino').Logger} deps.logger
    * @param {import('../metrics.js').Metrics} deps.metrics
    */
-  constructor (id, ydoc, { store, storedUpdates, compactAfterUpdates, logger, metrics }) {
+  constructor (id, ydoc, { store, stored, compactAfterUpdates, onStored, logger, metrics }) {
     this.id = id
     this.ydoc = ydoc
     this.store = store
-    this.#storedUpdates = storedUpdates
+    this.position = stored.position
+    this.#storedUpdates = stored.updates.length
     this.compactAfterUpdates = compactAfterUpdates
+    this.onStored = onStored
     this.logger = logger
     this.metrics = metrics
   }
@@ -53,6 +65,18 @@ export class LiveDoc {
     })
   }
 
+  /**
+   * Brings `ydoc` up to date with what other processes stored. Resolves after a read that started
+   * after this call; concurrent calls share one read loop.
+   * @returns {Promise<void>}
+   */
+  catchUp () {
+    if (!this.store.shared) return Promise.resolve()
+    this.#readAgain = true
+    this.#reading ??= this.#readLoop().finally(() => { this.#reading = null })
+    return this.#reading
+  }
+
   /** Compacts the stored log into one snapshot once every pending write has landed. */
   flush () {
     return this.#exclusive(async () => {
@@ -65,16 +89,29 @@ export class LiveDoc {
     return this.#exclusive(async () => {})
   }
 
+  async #readLoop () {
+    while (this.#readAgain) {
+      this.#readAgain = false
+      const { updates, position } = await this.store.readSince(this.id, this.position)
+      Y.transact(this.ydoc, () => {
+        for (const update of updates) Y.applyUpdate(this.ydoc, update, STORE_ORIGIN)
+      }, STORE_ORIGIN)
+      this.position = position
+    }
+  }
+
   async #writeQueued () {
     const batch = this.#queue.splice(0)
+    let stored
     try {
-      await this.store.append(this.id, batch.map(entry => entry.update))
+      stored = await this.store.append(this.id, batch.map(entry => entry.update))
     } catch (err) {
       for (const entry of batch) entry.reject(err)
       return
     }
-    this.#storedUpdates += batch.length
+    this.#storedUpdates = stored.logLength ?? this.#storedUpdates + batch.length
     for (const entry of batch) entry.resolve()
+    this.onStored(this.id)
     if (this.#storedUpdates >= this.compactAfterUpdates) {
       // The updates are already durable in the log; a failed compaction only postpones the next one.
       await this.#compact().catch(err => this.logger.warn({ err }, 'compaction failed'))
@@ -82,11 +119,14 @@ export class LiveDoc {
   }
 
   async #compact () {
-    // The snapshot may include updates still queued behind this step; storing them again after it is
-    // harmless, since applying a Yjs update twice is a no-op.
-    await this.store.compact(this.id, Y.encodeStateAsUpdate(this.ydoc))
+    const compacted = await this.store.compact(this.id, async () => {
+      await this.catchUp()
+      // The snapshot may also hold updates past `position` (this process's own, not read back yet);
+      // they stay in the log too, and applying a Yjs update twice is a no-op.
+      return { snapshot: Y.encodeStateAsUpdate(this.ydoc), position: this.position }
+    })
     this.#storedUpdates = 1
-    this.metrics.compactions.inc()
+    if (compacted) this.metrics.compactions.inc()
   }
 
   /**

@@ -7,9 +7,14 @@ import { binaryOf, docIdOf } from './payloads.js'
 import { refusal, withAck } from './with-ack.js'
 
 /**
+ * @typedef {import('../docs/live-doc.js').LiveDoc} LiveDoc
+ */
+
+/**
  * @typedef {object} RealtimeContext
  * @property {import('../docs/doc-registry.js').DocRegistry} registry
  * @property {import('../sessions/session-service.js').SessionService} sessions
+ * @property {import('./cluster.js').Cluster} cluster
  * @property {import('../config.js').Config} config
  * @property {import('../metrics.js').Metrics} metrics
  * @property {import('pino').Logger} logger
@@ -21,7 +26,7 @@ import { refusal, withAck } from './with-ack.js'
  * @param {RealtimeContext} ctx
  */
 export function registerDocHandlers (socket, ctx) {
-  const { registry, sessions, config, metrics } = ctx
+  const { registry, sessions, cluster, config, metrics } = ctx
   const logger = ctx.logger.child({ socket: socket.id })
   const deps = { metrics, logger }
   const memberships = membershipsOf(socket)
@@ -30,35 +35,63 @@ export function registerDocHandlers (socket, ctx) {
     const docId = docIdOf(payload)
     const sv = payload.sv === undefined ? undefined : binaryOf(payload, 'sv', config.maxUpdateBytes)
     if (sv) checkStateVector(sv)
-    const role = ROLES.EDITOR
-    if (!memberships.has(docId)) {
-      if (memberships.size >= config.maxDocsPerSocket) {
-        throw new AppError('RATE_LIMITED', `a connection may hold at most ${config.maxDocsPerSocket} documents`)
-      }
-      const session = await sessions.record(docId)
-      const doc = await registry.open(docId)
-      if (!memberships.has(docId)) {
-        if (!socket.connected) {
-          registry.release(doc)
-          throw new AppError('BAD_REQUEST', 'disconnected while joining')
-        }
-        if (doc.sockets.size >= session.maxEditors) {
-          registry.release(doc)
-          throw new AppError('ROOM_FULL', `session ${docId} is full (${session.maxEditors} editors)`)
-        }
-        attach(socket, doc, role)
-        logger.debug({ doc: docId }, 'joined')
-      }
-    }
-    const { doc } = /** @type {import('./editors.js').Membership} */ (memberships.get(docId))
+    const joined = memberships.get(docId)
+    const { doc, editors } = joined ? await rejoin(joined.doc) : await admit(docId)
     return {
       update: Y.encodeStateAsUpdate(doc.ydoc, sv),
       sv: Y.encodeStateVector(doc.ydoc),
       awareness: doc.awareness.encodeAll(),
-      role,
-      editors: doc.sockets.size
+      role: ROLES.EDITOR,
+      editors
     }
   }, deps))
+
+  /**
+   * Lets the socket into a document it has not joined: the session must exist, the document load,
+   * the room have space cluster-wide, and the copy here be current.
+   * @param {string} docId
+   */
+  async function admit (docId) {
+    if (memberships.size >= config.maxDocsPerSocket) {
+      throw new AppError('RATE_LIMITED', `a connection may hold at most ${config.maxDocsPerSocket} documents`)
+    }
+    const session = await sessions.record(docId)
+    const doc = await registry.open(docId)
+    try {
+      const [editors] = await cluster.editorCounts([docId])
+      if (editors >= session.maxEditors) {
+        throw new AppError('ROOM_FULL', `session ${docId} is full (${session.maxEditors} editors)`)
+      }
+      await catchUp(doc)
+      if (!socket.connected) throw new AppError('BAD_REQUEST', 'disconnected while joining')
+      // A second join of the same document may have raced this one through the awaits above.
+      if (!memberships.has(docId)) {
+        attach(socket, doc, ROLES.EDITOR)
+        logger.debug({ doc: docId }, 'joined')
+      }
+      return { doc, editors: editors + 1 }
+    } catch (err) {
+      registry.release(doc)
+      throw err
+    }
+  }
+
+  /** A join of a document the socket already holds: fresh state, no second seat. @param {LiveDoc} doc */
+  async function rejoin (doc) {
+    await catchUp(doc)
+    const [editors] = await cluster.editorCounts([doc.id])
+    return { doc, editors }
+  }
+
+  /** Another process may have stored edits a moment ago: a joiner gets them too. @param {LiveDoc} doc */
+  async function catchUp (doc) {
+    try {
+      await doc.catchUp()
+    } catch (err) {
+      logger.warn({ err, doc: doc.id }, 'catch-up failed')
+      throw new AppError('UNAVAILABLE', 'document could not be brought up to date; retry')
+    }
+  }
 
   socket.on(EVENTS.LEAVE, withAck(EVENTS.LEAVE, (payload) => {
     const docId = docIdOf(payload)

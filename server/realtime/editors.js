@@ -1,21 +1,29 @@
 import { EVENTS } from '../protocol.js'
 
-// Which socket holds which document, kept on both sides: `socket.data.docs` (what this socket
-// joined, its role and the awareness client ids it announced) and `doc.sockets` (who is editing).
-// Every join and leave goes through here so the two never disagree.
+// Which socket holds which document, kept on both sides: the socket's memberships (what it joined,
+// its role and the awareness client ids it announced) and `doc.sockets` (who is editing). Every
+// join and leave goes through here so the two never disagree. Memberships live in a WeakMap rather
+// than `socket.data`, which Socket.IO serialises when other processes fetch sockets.
 
 /** @typedef {{ doc: import('../docs/live-doc.js').LiveDoc, role: string, awarenessClients: Set<number> }} Membership */
 
 /** @param {string} docId */
 export const roomOf = docId => `doc:${docId}`
 
+/** @type {WeakMap<import('socket.io').Socket, Map<string, Membership>>} */
+const memberships = new WeakMap()
+
 /**
  * @param {import('socket.io').Socket} socket
  * @returns {Map<string, Membership>}
  */
 export function membershipsOf (socket) {
-  socket.data.docs ??= new Map()
-  return socket.data.docs
+  let docs = memberships.get(socket)
+  if (!docs) {
+    docs = new Map()
+    memberships.set(socket, docs)
+  }
+  return docs
 }
 
 /**

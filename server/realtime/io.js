@@ -13,23 +13,38 @@ export const maxFrameBytes = maxUpdateBytes => Math.ceil(maxUpdateBytes * 4 / 3)
  * The Socket.IO server. Its adapter relays packets between processes and nothing more: documents and
  * sessions live in the stores, never in the adapter.
  * @param {import('node:http').Server} httpServer
- * @param {import('./doc-handlers.js').RealtimeContext & { corsOrigin: string | string[] }} ctx
+ * @param {object} options
+ * @param {import('../config.js').Config} options.config
+ * @param {string | string[]} options.corsOrigin
+ * @param {any} [options.adapter] absent = the in-memory adapter of a single process
  */
-export function createIo (httpServer, ctx) {
-  const { config, logger } = ctx
+export function createIo (httpServer, { config, corsOrigin, adapter }) {
   /** @type {Server<import('../protocol.js').ClientToServerEvents, import('../protocol.js').ServerToClientEvents>} */
   const io = new Server(httpServer, {
     serveClient: false,
+    // Without sticky sessions (PM2's balancer has none) a long-polling client's requests land on
+    // different workers; a cluster serves WebSocket only and refuses polling with a 400.
+    transports: /** @type {any} */ (config.transports),
     maxHttpBufferSize: maxFrameBytes(config.maxUpdateBytes),
-    cors: { origin: ctx.corsOrigin }
+    cors: { origin: corsOrigin },
+    adapter
   })
+  return io
+}
+
+/**
+ * Serves document events on every new connection.
+ * @param {import('socket.io').Server} io
+ * @param {import('./doc-handlers.js').RealtimeContext} ctx
+ */
+export function handleConnections (io, ctx) {
+  const { logger } = ctx
   io.on('connection', (socket) => {
     const address = socket.handshake.address
     logger.info({ socket: socket.id, address, transport: socket.conn.transport.name }, 'connected')
     socket.on('disconnect', (reason) => {
       logger.info({ socket: socket.id, reason }, 'disconnected')
     })
-    registerDocHandlers(/** @type {any} */ (socket), ctx)
+    registerDocHandlers(socket, ctx)
   })
-  return io
 }

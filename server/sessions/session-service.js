@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import * as Y from 'yjs'
 import { AppError } from '../errors.js'
-import { CLOSE_REASONS, TEXT_NAME } from '../protocol.js'
+import { TEXT_NAME } from '../protocol.js'
 
 /**
  * Session lifecycle for the REST API: one session = one shared document with the same id.
@@ -13,14 +13,15 @@ export class SessionService {
    * @param {import('./level-session-store.js').SessionStore} deps.store
    * @param {import('../docs/doc-store.js').DocStore} deps.docStore
    * @param {import('../docs/doc-registry.js').DocRegistry} deps.registry
-   * @param {(docId: string, reason: string) => void} deps.closeEditors detaches a document's editors
+   * @param {import('../realtime/cluster.js').Cluster} deps.cluster closes documents and counts
+   *   editors across processes
    * @param {{ defaultMaxEditors: number }} deps.config
    */
-  constructor ({ store, docStore, registry, closeEditors, config }) {
+  constructor ({ store, docStore, registry, cluster, config }) {
     this.store = store
     this.docStore = docStore
     this.registry = registry
-    this.closeEditors = closeEditors
+    this.cluster = cluster
     this.config = config
   }
 
@@ -44,7 +45,7 @@ export class SessionService {
       updatedAt: now
     }
     await this.store.put(record)
-    return this.view(record)
+    return present(record, 0)
   }
 
   /** @param {string} id */
@@ -56,35 +57,49 @@ export class SessionService {
 
   /** @param {string} id */
   async get (id) {
-    return this.view(await this.record(id))
+    const [session] = await this.#withEditors([await this.record(id)])
+    return session
   }
 
   /** @param {{ limit: number, cursor?: string }} page */
   async list (page) {
     const { items, nextCursor } = await this.store.list(page)
-    return { sessions: items.map(record => this.view(record)), nextCursor }
+    return { sessions: await this.#withEditors(items), nextCursor }
   }
 
   /** @param {string} id @param {{ name?: string, language?: string, maxEditors?: number }} changes */
   async update (id, changes) {
     const record = { ...await this.record(id), ...changes, updatedAt: new Date().toISOString() }
     await this.store.put(record)
-    return this.view(record)
+    const [session] = await this.#withEditors([record])
+    return session
   }
 
-  /** Removes the session, closes it for its editors and deletes its document. @param {string} id */
+  /** Removes the session, closes it for its editors everywhere and deletes its document. @param {string} id */
   async delete (id) {
     await this.record(id)
     await this.store.delete(id)
-    this.closeEditors(id, CLOSE_REASONS.DELETED)
+    this.cluster.sessionDeleted(id)
     await this.registry.destroy(id)
   }
 
-  /** @param {import('./level-session-store.js').SessionRecord} record */
-  view (record) {
-    const { id, name, language, maxEditors, createdAt, updatedAt } = record
-    return { id, name, language, maxEditors, editors: this.registry.editorCount(id), createdAt, updatedAt }
+  /**
+   * The sessions as the API shows them, with their live editor counts.
+   * @param {import('./level-session-store.js').SessionRecord[]} records
+   */
+  async #withEditors (records) {
+    const counts = await this.cluster.editorCounts(records.map(record => record.id))
+    return records.map((record, i) => present(record, counts[i]))
   }
+}
+
+/**
+ * A session as the API shows it.
+ * @param {import('./level-session-store.js').SessionRecord} record
+ * @param {number} editors
+ */
+function present ({ id, name, language, maxEditors, createdAt, updatedAt }, editors) {
+  return { id, name, language, maxEditors, editors, createdAt, updatedAt }
 }
 
 /** Time-ordered ids (creation time in base 36, then 64 random bits): listing by key lists by age. */

@@ -1,0 +1,148 @@
+import { AppError } from '../errors.js'
+
+// Documents in Redis, after y-redis: per document a Stream (`…:log`) holding the ordered, durable
+// update log, and a hash (`…:snap`) holding a snapshot and the stream id it covers. Every key of a
+// document carries the hash tag `{doc:<id>}`, so on a Redis Cluster they share a slot and the
+// MULTI blocks and scripts below stay legal.
+
+const LOCK_TTL_MS = 30000
+
+// Stores a snapshot only if it covers more than the stored one, then trims what it covers, in one
+// step: a worker holding a stale copy can never replace a newer snapshot and lose trimmed entries.
+const COMPACT_SCRIPT = `
+local function older (a, b)
+  local am, as = string.match(a, '(%d+)-(%d+)')
+  local bm, bs = string.match(b, '(%d+)-(%d+)')
+  am, as, bm, bs = tonumber(am), tonumber(as), tonumber(bm), tonumber(bs)
+  return am < bm or (am == bm and as < bs)
+end
+local current = redis.call('HGET', KEYS[1], 'position')
+if current and not older(current, ARGV[2]) then return 0 end
+redis.call('HSET', KEYS[1], 'data', ARGV[1], 'position', ARGV[2])
+local ms, seq = string.match(ARGV[2], '(%d+)-(%d+)')
+redis.call('XTRIM', KEYS[2], 'MINID', ms .. '-' .. (tonumber(seq) + 1))
+return 1
+`
+
+const UNLOCK_SCRIPT = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+`
+
+/** @typedef {import('./doc-store.js').DocStore} DocStore */
+
+/** @implements {DocStore} */
+export class RedisDocStore {
+  kind = 'redis'
+  shared = true
+
+  /**
+   * @param {import('../storage/redis.js').RedisClient} client
+   * @param {{ waitAof: boolean }} options
+   */
+  constructor (client, { waitAof }) {
+    this.client = client
+    this.waitAof = waitAof
+    client.defineCommand('tandemCompact', { numberOfKeys: 2, lua: COMPACT_SCRIPT })
+    client.defineCommand('tandemUnlock', { numberOfKeys: 1, lua: UNLOCK_SCRIPT })
+  }
+
+  /** @param {string} docId */
+  async load (docId) {
+    const keys = keysOf(docId)
+    const [snap, entries] = await exec(this.client.multi()
+      .hmgetBuffer(keys.snap, 'data', 'position')
+      .xrangeBuffer(keys.log, '-', '+'))
+    const [data, positionBuffer] = /** @type {(Buffer | null)[]} */ (snap)
+    const snapPosition = positionBuffer?.toString() ?? null
+    const log = /** @type {[Buffer, Buffer[]][]} */ (entries)
+      .filter(([id]) => snapPosition === null || compareIds(id.toString(), snapPosition) > 0)
+    const updates = log.map(([, fields]) => new Uint8Array(fields[1]))
+    const position = log.length > 0 ? log[log.length - 1][0].toString() : (snapPosition ?? '0-0')
+    return { updates: data ? [new Uint8Array(data), ...updates] : updates, position }
+  }
+
+  /** @param {string} docId @param {string | null} since */
+  async readSince (docId, since) {
+    const position = since ?? '0-0'
+    const keys = keysOf(docId)
+    const [snapPosition, entries] = await exec(this.client.multi()
+      .hget(keys.snap, 'position')
+      .xrangeBuffer(keys.log, `(${position}`, '+'))
+    // Entries up to a newer snapshot may already be trimmed: take the whole document instead.
+    if (snapPosition && compareIds(/** @type {string} */ (snapPosition), position) > 0) return this.load(docId)
+    const log = /** @type {[Buffer, Buffer[]][]} */ (entries)
+    return {
+      updates: log.map(([, fields]) => new Uint8Array(fields[1])),
+      position: log.length > 0 ? log[log.length - 1][0].toString() : position
+    }
+  }
+
+  /** @param {string} docId @param {Uint8Array[]} updates */
+  async append (docId, updates) {
+    const { log } = keysOf(docId)
+    const multi = this.client.multi()
+    for (const update of updates) multi.xadd(log, '*', 'u', Buffer.from(update.buffer, update.byteOffset, update.byteLength))
+    multi.xlen(log)
+    const replies = await exec(multi)
+    if (this.waitAof) await this.#waitAof()
+    return { logLength: /** @type {number} */ (replies[replies.length - 1]) }
+  }
+
+  /**
+   * @param {string} docId
+   * @param {() => Promise<{ snapshot: Uint8Array, position: string | null }>} makeSnapshot
+   */
+  async compact (docId, makeSnapshot) {
+    const keys = keysOf(docId)
+    const token = `${process.pid}-${Math.random().toString(36).slice(2)}`
+    const locked = await this.client.set(keys.lock, token, 'PX', LOCK_TTL_MS, 'NX')
+    if (!locked) return false
+    try {
+      const { snapshot, position } = await makeSnapshot()
+      const data = Buffer.from(snapshot.buffer, snapshot.byteOffset, snapshot.byteLength)
+      return (await /** @type {any} */ (this.client).tandemCompact(keys.snap, keys.log, data, position ?? '0-0')) === 1
+    } finally {
+      await /** @type {any} */ (this.client).tandemUnlock(keys.lock, token).catch(() => {})
+    }
+  }
+
+  /** @param {string} docId */
+  async delete (docId) {
+    const keys = keysOf(docId)
+    await this.client.del(keys.snap, keys.log, keys.lock)
+  }
+
+  async #waitAof () {
+    // WAITAOF numlocal numreplicas timeout: 1 = this Redis has fsynced its AOF up to our writes.
+    const [local] = /** @type {number[]} */ (await this.client.call('WAITAOF', '1', '0', '1000'))
+    if (local < 1) throw new AppError('UNAVAILABLE', 'Redis did not confirm the append-only fsync in time')
+  }
+}
+
+/** @param {string} docId */
+function keysOf (docId) {
+  const tag = `tandem:{doc:${docId}}`
+  return { log: `${tag}:log`, snap: `${tag}:snap`, lock: `${tag}:lock` }
+}
+
+/** Stream ids `ms-seq`, compared as numbers. @param {string} a @param {string} b */
+export function compareIds (a, b) {
+  const [am, as] = a.split('-').map(Number)
+  const [bm, bs] = b.split('-').map(Number)
+  return am - bm || as - bs
+}
+
+/**
+ * Runs a MULTI block; rejects if it or any command in it failed.
+ * @param {import('ioredis').ChainableCommander} multi
+ * @returns {Promise<unknown[]>}
+ */
+async function exec (multi) {
+  const results = await multi.exec()
+  if (!results) throw new Error('transaction aborted')
+  return results.map(([err, value]) => {
+    if (err) throw err
+    return value
+  })
+}

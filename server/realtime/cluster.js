@@ -1,0 +1,96 @@
+import client from 'prom-client'
+import { CLOSE_REASONS } from '../protocol.js'
+import { closeForEditors } from './editors.js'
+
+// What the processes of a cluster tell each other. They go through the Socket.IO adapter's
+// server-side events, which relay small control messages; document contents never travel this way
+// (they live in the store). In a single process every call here is answered locally.
+
+const CLUSTER_EVENTS = Object.freeze({
+  DOC_STORED: 'tandem:doc-stored',
+  SESSION_DELETED: 'tandem:session-deleted',
+  EDITOR_COUNTS: 'tandem:editor-counts',
+  METRICS: 'tandem:metrics'
+})
+
+/**
+ * @param {import('socket.io').Server} io
+ * @param {object} deps
+ * @param {boolean} deps.enabled whether other processes share the adapter
+ * @param {import('../docs/doc-registry.js').DocRegistry} deps.registry
+ * @param {import('../metrics.js').Metrics} deps.metrics
+ * @param {import('pino').Logger} deps.logger
+ */
+export function createCluster (io, { enabled, registry, metrics, logger }) {
+  /** @param {string[]} docIds */
+  const localCounts = docIds => docIds.map(id => registry.editorCount(id))
+
+  if (enabled) {
+    io.on(CLUSTER_EVENTS.DOC_STORED, (/** @type {string} */ docId) => {
+      // Another process stored an update: keep our copy current while we hold the document.
+      registry.get(docId)?.catchUp().catch(err => logger.debug({ err, doc: docId }, 'catch-up failed'))
+    })
+    io.on(CLUSTER_EVENTS.SESSION_DELETED, (/** @type {string} */ docId) => {
+      closeForEditors(registry, docId, CLOSE_REASONS.DELETED)
+      registry.discard(docId).catch(err => logger.warn({ err, doc: docId }, 'discard failed'))
+    })
+    io.on(CLUSTER_EVENTS.EDITOR_COUNTS, (/** @type {string[]} */ docIds, /** @type {(counts: number[]) => void} */ reply) => {
+      if (Array.isArray(docIds) && typeof reply === 'function') reply(localCounts(docIds))
+    })
+    io.on(CLUSTER_EVENTS.METRICS, async (/** @type {(metrics: unknown) => void} */ reply) => {
+      if (typeof reply === 'function') reply(await metrics.registry.getMetricsAsJSON())
+    })
+  }
+
+  /**
+   * Asks every other process; resolves with the answers that arrived, all of them unless some
+   * process missed the adapter's deadline (5 s), which is logged.
+   * @param {string} event
+   * @param {...unknown} args
+   * @returns {Promise<any[]>}
+   */
+  function ask (event, ...args) {
+    if (!enabled) return Promise.resolve([])
+    return new Promise((resolve) => {
+      io.serverSideEmit(event, ...args, (/** @type {Error | null} */ err, /** @type {any[]} */ answers) => {
+        if (err) logger.warn({ err: err.message, event }, 'some workers did not answer')
+        resolve(answers ?? [])
+      })
+    })
+  }
+
+  return {
+    /** @param {string} docId */
+    docStored (docId) {
+      if (enabled) io.serverSideEmit(CLUSTER_EVENTS.DOC_STORED, docId)
+    },
+
+    /** Closes a deleted session for its editors in every process. @param {string} docId */
+    sessionDeleted (docId) {
+      closeForEditors(registry, docId, CLOSE_REASONS.DELETED)
+      if (enabled) io.serverSideEmit(CLUSTER_EVENTS.SESSION_DELETED, docId)
+    },
+
+    /**
+     * Live editors per document across all processes (those that answered in time).
+     * @param {string[]} docIds
+     * @returns {Promise<number[]>}
+     */
+    async editorCounts (docIds) {
+      const counts = localCounts(docIds)
+      for (const answer of await ask(CLUSTER_EVENTS.EDITOR_COUNTS, docIds)) {
+        if (Array.isArray(answer)) answer.forEach((count, i) => { counts[i] += Number(count) || 0 })
+      }
+      return counts
+    },
+
+    /** Prometheus text of every process, each series labelled with its `worker`. */
+    async metricsText () {
+      if (!enabled) return metrics.registry.metrics()
+      const all = [await metrics.registry.getMetricsAsJSON(), ...await ask(CLUSTER_EVENTS.METRICS)]
+      return client.AggregatorRegistry.aggregate(all).metrics()
+    }
+  }
+}
+
+/** @typedef {ReturnType<typeof createCluster>} Cluster */

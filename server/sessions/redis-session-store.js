@@ -1,0 +1,48 @@
+// Sessions in Redis: one hash of JSON records and a sorted set of ids (all scores 0, so it sorts by
+// id, which sorts by creation time). Both keys share the hash tag `{sessions}`: on a Redis Cluster
+// they live in one slot, so a create or delete stays one atomic MULTI.
+
+const RECORDS = 'tandem:{sessions}:records'
+const ORDER = 'tandem:{sessions}:order'
+
+/** @typedef {import('./level-session-store.js').SessionRecord} SessionRecord */
+/** @typedef {import('./level-session-store.js').SessionStore} SessionStore */
+
+/** @implements {SessionStore} */
+export class RedisSessionStore {
+  /** @param {import('../storage/redis.js').RedisClient} client */
+  constructor (client) {
+    this.client = client
+  }
+
+  /** @param {SessionRecord} record */
+  async put (record) {
+    await check(this.client.multi().hset(RECORDS, record.id, JSON.stringify(record)).zadd(ORDER, 0, record.id).exec())
+  }
+
+  /** @param {string} id */
+  async get (id) {
+    const json = await this.client.hget(RECORDS, id)
+    return json ? /** @type {SessionRecord} */ (JSON.parse(json)) : undefined
+  }
+
+  /** @param {{ limit: number, cursor?: string }} page */
+  async list ({ limit, cursor }) {
+    const ids = await this.client.zrange(ORDER, cursor ? `(${cursor}` : '+', '-', 'BYLEX', 'REV', 'LIMIT', 0, limit + 1)
+    const more = ids.length > limit
+    if (more) ids.length = limit
+    const records = ids.length > 0 ? await this.client.hmget(RECORDS, ...ids) : []
+    const items = records.filter(json => json !== null).map(json => /** @type {SessionRecord} */ (JSON.parse(json)))
+    return { items, nextCursor: more ? ids[ids.length - 1] : null }
+  }
+
+  /** @param {string} id */
+  async delete (id) {
+    await check(this.client.multi().hdel(RECORDS, id).zrem(ORDER, id).exec())
+  }
+}
+
+/** @param {Promise<[Error | null, unknown][] | null>} replies */
+async function check (replies) {
+  for (const [err] of (await replies) ?? []) if (err) throw err
+}

@@ -1,0 +1,88 @@
+import { createAdapter, createShardedAdapter } from '@socket.io/redis-adapter'
+import { usesRedis } from '../config.js'
+import { LevelDocStore } from '../docs/level-doc-store.js'
+import { RedisDocStore } from '../docs/redis-doc-store.js'
+import { LevelSessionStore } from '../sessions/level-session-store.js'
+import { RedisSessionStore } from '../sessions/redis-session-store.js'
+import { openLevel } from './level.js'
+import { closeRedis, connectRedis, isReady } from './redis.js'
+
+/**
+ * @typedef {object} Backend
+ * @property {string} storage what stores sessions and documents (`leveldb`, `redis`)
+ * @property {string} broadcast what carries broadcasts between processes (`memory`, `redis-sharded`, `redis-classic`)
+ * @property {import('../docs/doc-store.js').DocStore} docStore
+ * @property {import('../sessions/level-session-store.js').SessionStore} sessionStore
+ * @property {any} [adapter] the Socket.IO adapter constructor; absent = the in-memory default
+ * @property {() => boolean} isReady
+ * @property {() => Promise<void>} close
+ */
+
+/**
+ * Chooses storage and broadcast at start-up: embedded LevelDB in one process, or Redis for
+ * sessions, documents and the Socket.IO adapter when REDIS_URL or REDIS_CLUSTER_NODES is set.
+ * @param {import('../config.js').Config} config
+ * @param {import('pino').Logger} logger
+ * @returns {Promise<Backend>}
+ */
+export async function openBackend (config, logger) {
+  if (!usesRedis(config)) {
+    const db = await openLevel(config.dataDir)
+    return {
+      storage: 'leveldb',
+      broadcast: 'memory',
+      docStore: new LevelDocStore(db, config),
+      sessionStore: new LevelSessionStore(db, config),
+      isReady: () => db.status === 'open',
+      close: () => db.close()
+    }
+  }
+
+  const data = await connectRedis(config, 'data', logger)
+  const subscriber = await connectRedis(config, 'sub', logger, { subscriber: true })
+  if (config.redisWaitAof) await checkWaitAof(data)
+  // The classic adapter publishes without handling a rejected promise; during a Redis outage that
+  // would be an unhandled rejection, so its publisher logs and swallows failures instead.
+  const adapter = config.redisAdapter === 'sharded'
+    ? createShardedAdapter(data, subscriber)
+    : createAdapter(publishingSafely(data, logger), subscriber, { key: 'tandem', requestsTimeout: 2000 })
+  return {
+    storage: 'redis',
+    broadcast: `redis-${config.redisAdapter}`,
+    docStore: new RedisDocStore(data, { waitAof: config.redisWaitAof }),
+    sessionStore: new RedisSessionStore(data),
+    adapter,
+    isReady: () => isReady(data) && isReady(subscriber),
+    close: async () => {
+      await closeRedis(subscriber)
+      await closeRedis(data)
+    }
+  }
+}
+
+/** @param {import('./redis.js').RedisClient} client */
+async function checkWaitAof (client) {
+  const info = await client.info('server')
+  const version = /redis_version:(\d+)\.(\d+)/.exec(info)
+  if (!version || Number(version[1]) * 100 + Number(version[2]) < 702) {
+    throw new Error(`REDIS_WAITAOF=true needs Redis 7.2 or later; this Redis is ${version ? `${version[1]}.${version[2]}` : 'unknown'}`)
+  }
+}
+
+/**
+ * @param {import('./redis.js').RedisClient} client
+ * @param {import('pino').Logger} logger
+ */
+function publishingSafely (client, logger) {
+  return new Proxy(client, {
+    get (target, property) {
+      if (property === 'publish') {
+        return (/** @type {any[]} */ ...args) => /** @type {any} */ (target).publish(...args).catch((/** @type {Error} */ err) => {
+          logger.debug({ err: err.message }, 'broadcast publish failed')
+        })
+      }
+      const value = Reflect.get(target, property)
+      return typeof value === 'function' ? value.bind(target) : value
+    }
+  })
+}
