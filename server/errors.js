@@ -6,9 +6,10 @@ export class AppError extends Error {
    * @param {import('./protocol.js').ErrorCode} code
    * @param {string} message
    * @param {unknown} [details]
+   * @param {{ cause?: unknown }} [options] `cause` is logged, never sent
    */
-  constructor (code, message, details) {
-    super(message)
+  constructor (code, message, details, options) {
+    super(message, options)
     this.name = 'AppError'
     this.code = code
     this.details = details
@@ -39,4 +40,20 @@ export function errorBody (err) {
  */
 export function statusOf (err) {
   return err instanceof AppError ? err.status : 500
+}
+
+/**
+ * Awaits a storage operation; a failure of the storage itself becomes UNAVAILABLE (retry later),
+ * keeping the original error as its cause for the log.
+ * @template T
+ * @param {Promise<T>} operation
+ * @returns {Promise<T>}
+ */
+export async function fromStorage (operation) {
+  try {
+    return await operation
+  } catch (err) {
+    if (err instanceof AppError) throw err
+    throw new AppError('UNAVAILABLE', 'storage is unavailable; retry later', undefined, { cause: err })
+  }
 }

@@ -11,6 +11,7 @@ export function errorHandler ({ metrics }) {
   return (err, req, res, next) => {
     const error = fromBodyParser(err) ?? err
     if (!(error instanceof AppError)) req.log.error({ err }, 'request failed')
+    else if (error.status >= 500) req.log.warn({ err: error.cause ?? error }, error.message)
     const body = errorBody(error)
     metrics.refusals.inc({ code: body.code, event: 'http' })
     if (res.headersSent) {

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import * as Y from 'yjs'
-import { AppError } from '../errors.js'
+import { AppError, fromStorage } from '../errors.js'
 import { TEXT_NAME } from '../protocol.js'
 
 /**
@@ -32,7 +32,7 @@ export class SessionService {
       // The document is stored before the session exists, so nobody can join it half-seeded.
       const ydoc = new Y.Doc()
       ydoc.getText(TEXT_NAME).insert(0, content)
-      await this.docStore.append(id, [Y.encodeStateAsUpdate(ydoc)])
+      await fromStorage(this.docStore.append(id, [Y.encodeStateAsUpdate(ydoc)]))
       ydoc.destroy()
     }
     const now = new Date().toISOString()
@@ -44,13 +44,13 @@ export class SessionService {
       createdAt: now,
       updatedAt: now
     }
-    await this.store.put(record)
+    await fromStorage(this.store.put(record))
     return present(record, 0)
   }
 
   /** @param {string} id */
   async record (id) {
-    const record = await this.store.get(id)
+    const record = await fromStorage(this.store.get(id))
     if (!record) throw new AppError('NOT_FOUND', `no session ${id}`)
     return record
   }
@@ -63,14 +63,14 @@ export class SessionService {
 
   /** @param {{ limit: number, cursor?: string }} page */
   async list (page) {
-    const { items, nextCursor } = await this.store.list(page)
+    const { items, nextCursor } = await fromStorage(this.store.list(page))
     return { sessions: await this.#withEditors(items), nextCursor }
   }
 
   /** @param {string} id @param {{ name?: string, language?: string, maxEditors?: number }} changes */
   async update (id, changes) {
     const record = { ...await this.record(id), ...changes, updatedAt: new Date().toISOString() }
-    await this.store.put(record)
+    await fromStorage(this.store.put(record))
     const [session] = await this.#withEditors([record])
     return session
   }
@@ -78,9 +78,9 @@ export class SessionService {
   /** Removes the session, closes it for its editors everywhere and deletes its document. @param {string} id */
   async delete (id) {
     await this.record(id)
-    await this.store.delete(id)
+    await fromStorage(this.store.delete(id))
     this.cluster.sessionDeleted(id)
-    await this.registry.destroy(id)
+    await fromStorage(this.registry.destroy(id))
   }
 
   /**

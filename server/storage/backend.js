@@ -40,7 +40,12 @@ export async function openBackend (config, logger) {
 
   const data = await connectRedis(config, 'data', logger)
   const subscriber = await connectRedis(config, 'sub', logger, { subscriber: true })
-  if (config.redisWaitAof) await checkWaitAof(data)
+  if (config.redisWaitAof) {
+    await checkWaitAof(data).catch(async (err) => {
+      await Promise.all([closeRedis(subscriber), closeRedis(data)])
+      throw err
+    })
+  }
   // The classic adapter publishes without handling a rejected promise; during a Redis outage that
   // would be an unhandled rejection, so its publisher logs and swallows failures instead.
   const adapter = config.redisAdapter === 'sharded'

@@ -1,0 +1,58 @@
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { connect } from 'node:net'
+import { eventually, freePort } from './processes.js'
+import { tempDataDir } from './server.js'
+
+/**
+ * A real redis-server of the test's own, on a free loopback port, with append-only persistence in a
+ * temp dir so it can be stopped and started again (fault injection) without losing what it acked.
+ * @param {{ args?: string[] }} [options]
+ */
+export async function startRedis ({ args = [] } = {}) {
+  const port = await freePort()
+  const data = await tempDataDir()
+  /** @type {import('node:child_process').ChildProcess | undefined} */
+  let child
+
+  async function start () {
+    child = spawn('redis-server', [
+      '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'yes',
+      '--dir', data.dir, ...args
+    ], { stdio: 'ignore' })
+    await eventually(() => ping(port), { what: `redis-server on port ${port}` })
+  }
+
+  async function stop () {
+    if (!child || child.exitCode !== null) return
+    const exited = once(child, 'exit')
+    child.kill('SIGTERM')
+    await exited
+  }
+
+  await start()
+  return {
+    port,
+    url: `redis://127.0.0.1:${port}`,
+    start,
+    stop,
+    async remove () {
+      await stop()
+      await data.remove()
+    }
+  }
+}
+
+/** Whether a Redis answers PING on `port`. @param {number} port */
+export function ping (port) {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1')
+    socket.setTimeout(500, () => { socket.destroy(); resolve(false) })
+    socket.once('error', () => resolve(false))
+    socket.once('connect', () => socket.write('PING\r\n'))
+    socket.once('data', (data) => {
+      socket.destroy()
+      resolve(data.toString().startsWith('+PONG'))
+    })
+  })
+}

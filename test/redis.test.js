@@ -1,0 +1,264 @@
+import assert from 'node:assert/strict'
+import { after, before, describe, it } from 'node:test'
+import * as awarenessProtocol from 'y-protocols/awareness'
+import * as Y from 'yjs'
+import { EVENTS, TEXT_NAME } from '../server/protocol.js'
+import { TestEditor, quiet, waitFor } from './helpers/editor.js'
+import { eventually, missing } from './helpers/processes.js'
+import { startRedis } from './helpers/redis.js'
+import { api, contentOf, createSession, startServer } from './helpers/server.js'
+
+// Two server instances sharing one Redis stand in for two hosts (or two PM2 workers): an editor on
+// server A and an editor on server B of the same session must behave as if in one process.
+
+for (const redisAdapter of /** @type {const} */ (['sharded', 'classic'])) {
+  describe(`two servers sharing one Redis (${redisAdapter} adapter)`, { skip: missing('redis-server') }, () => {
+    /** @type {Awaited<ReturnType<typeof startRedis>>} */
+    let redis
+    /** @type {Awaited<ReturnType<typeof startServer>>} */
+    let a
+    /** @type {Awaited<ReturnType<typeof startServer>>} */
+    let b
+    /** @type {TestEditor[]} */
+    const editors = []
+    /** @param {{ url: string }} server */
+    const editorOn = (server) => {
+      const editor = new TestEditor(server.url)
+      editors.push(editor)
+      return editor
+    }
+
+    before(async () => {
+      redis = await startRedis()
+      a = await startServer({ redisUrl: redis.url, redisAdapter, nodeName: 'host-a' })
+      b = await startServer({ redisUrl: redis.url, redisAdapter, nodeName: 'host-b' })
+    })
+    after(async () => {
+      for (const editor of editors) editor.close()
+      await a?.close()
+      await b?.close()
+      await redis?.remove()
+    })
+
+    it('delivers an update from an editor on server A to an editor on server B, and back', async () => {
+      const session = await createSession(a.url, { content: 'fn main() {}\n' })
+      const [alice, bob] = [editorOn(a), editorOn(b)]
+      await alice.join(session.id)
+      await bob.join(session.id)
+      assert.equal(bob.text(session.id), 'fn main() {}\n')
+      assert.deepEqual(await alice.insert(session.id, 0, '// A\n'), { ok: true })
+      await waitFor(() => bob.text(session.id) === '// A\nfn main() {}\n')
+      assert.deepEqual(await bob.insert(session.id, bob.text(session.id).length, '// B\n'), { ok: true })
+      await waitFor(() => alice.text(session.id) === '// A\nfn main() {}\n// B\n')
+      for (const server of [a, b]) assert.equal(await contentOf(server.url, session.id), alice.text(session.id))
+    })
+
+    it('makes editors on both servers typing concurrently converge', async () => {
+      const session = await createSession(b.url)
+      const group = [editorOn(a), editorOn(b), editorOn(a), editorOn(b)]
+      for (const editor of group) await editor.join(session.id)
+      const acks = []
+      for (let round = 0; round < 20; round++) {
+        group.forEach((editor, i) => acks.push(editor.insert(session.id, 0, `${i}.${round};`)))
+      }
+      assert.ok((await Promise.all(acks)).every(reply => reply.ok))
+      const expectedLength = 4 * (10 * 4 + 10 * 5)
+      await waitFor(() => group.every(editor => editor.text(session.id).length === expectedLength &&
+        editor.text(session.id) === group[0].text(session.id)))
+      assert.equal(await contentOf(a.url, session.id), group[0].text(session.id))
+      assert.equal(await contentOf(b.url, session.id), group[0].text(session.id))
+    })
+
+    it('gives a late joiner on server B the edits server A acknowledged a moment earlier', async () => {
+      const session = await createSession(a.url)
+      const bob = editorOn(b)
+      await bob.join(session.id) // server B now holds the document in memory
+      await bob.request(EVENTS.LEAVE, { doc: session.id })
+      const alice = editorOn(a)
+      await alice.join(session.id)
+      for (let i = 0; i < 20; i++) assert.deepEqual(await alice.insert(session.id, alice.text(session.id).length, `${i} `), { ok: true })
+      const carol = editorOn(b)
+      await carol.join(session.id)
+      assert.equal(carol.text(session.id), alice.text(session.id))
+    })
+
+    it('relays cursors across servers and removes them when the socket drops', async () => {
+      const session = await createSession(a.url)
+      const [alice, bob] = [editorOn(a), editorOn(b)]
+      await alice.join(session.id)
+      await bob.join(session.id)
+      const aliceAwareness = new awarenessProtocol.Awareness(alice.ydoc(session.id))
+      aliceAwareness.setLocalState({ user: { name: 'Alice' } })
+      alice.socket.emit(EVENTS.AWARENESS, { doc: session.id, update: awarenessProtocol.encodeAwarenessUpdate(aliceAwareness, [aliceAwareness.clientID]) })
+      const seen = new awarenessProtocol.Awareness(new Y.Doc())
+      bob.socket.on(EVENTS.AWARENESS, ({ update }) => awarenessProtocol.applyAwarenessUpdate(seen, new Uint8Array(update), 'server'))
+      await waitFor(() => seen.getStates().get(aliceAwareness.clientID)?.user?.name === 'Alice')
+      alice.close()
+      await waitFor(() => !seen.getStates().has(aliceAwareness.clientID))
+      aliceAwareness.destroy()
+      seen.destroy()
+    })
+
+    it('answers the REST API the same from both servers, with cluster-wide editor counts', async () => {
+      const session = await createSession(a.url, { maxEditors: 2 })
+      const alice = editorOn(a)
+      await alice.join(session.id)
+      const fromB = await api(b.url, `/api/sessions/${session.id}`)
+      assert.deepEqual(fromB.body, { ...session, editors: 1 })
+      await editorOn(b).join(session.id)
+      assert.equal((await api(a.url, `/api/sessions/${session.id}`)).body.editors, 2)
+      const listed = (await api(b.url, '/api/sessions?limit=100')).body.sessions.find((/** @type {any} */ s) => s.id === session.id)
+      assert.equal(listed.editors, 2)
+      const third = await editorOn(b).join(session.id)
+      assert.equal(third.error?.code, 'ROOM_FULL', 'maxEditors counts editors on every server')
+      await api(b.url, `/api/sessions/${session.id}`, { method: 'PATCH', body: { name: 'renamed on B' } })
+      assert.equal((await api(a.url, `/api/sessions/${session.id}`)).body.name, 'renamed on B')
+    })
+
+    it('closes a session deleted on server A for its editors on server B', async () => {
+      const session = await createSession(a.url, { content: 'doomed' })
+      const bob = editorOn(b)
+      await bob.join(session.id)
+      assert.equal((await api(a.url, `/api/sessions/${session.id}`, { method: 'DELETE' })).status, 204)
+      await waitFor(() => bob.received.some(r => r.event === EVENTS.CLOSED))
+      assert.equal((await bob.insert(session.id, 0, 'x')).error.code, 'NOT_JOINED')
+      assert.equal((await api(b.url, `/api/sessions/${session.id}`)).status, 404)
+      assert.equal((await editorOn(b).join(session.id)).error.code, 'NOT_FOUND')
+    })
+
+    it('reports Redis in /api/health and every worker in /metrics', async () => {
+      const health = (await api(a.url, '/api/health')).body
+      assert.equal(health.storage, 'redis')
+      assert.equal(health.broadcast, `redis-${redisAdapter}`)
+      assert.equal(health.ready, true)
+      const metrics = (await api(a.url, '/metrics')).body
+      assert.match(metrics, /^tandem_connections\{worker="host-a\/0"\} \d+/m)
+      assert.match(metrics, /^tandem_connections\{worker="host-b\/0"\} \d+/m)
+    })
+
+    it('refuses a long-polling client with a clear 400 instead of hanging', async () => {
+      const res = await fetch(`${a.url}/socket.io/?EIO=4&transport=polling`)
+      assert.equal(res.status, 400)
+      assert.deepEqual(await res.json(), { code: 0, message: 'Transport unknown' })
+    })
+  })
+}
+
+describe('Redis failures', { skip: missing('redis-server') }, () => {
+  for (const redisAdapter of /** @type {const} */ (['sharded', 'classic'])) {
+    it(`refuses updates with UNAVAILABLE while Redis is down, then resumes and loses nothing acked (${redisAdapter})`, async () => {
+      await outage(redisAdapter)
+    })
+  }
+
+  /** @param {'sharded' | 'classic'} redisAdapter */
+  async function outage (redisAdapter) {
+    const redis = await startRedis()
+    const a = await startServer({ redisUrl: redis.url, redisAdapter, nodeName: 'host-a' })
+    const b = await startServer({ redisUrl: redis.url, redisAdapter, nodeName: 'host-b' })
+    const session = await createSession(a.url)
+    const [alice, bob] = [new TestEditor(a.url), new TestEditor(b.url)]
+    await alice.join(session.id)
+    await bob.join(session.id)
+    const acked = []
+    for (let i = 0; i < 10; i++) {
+      assert.deepEqual(await alice.insert(session.id, alice.text(session.id).length, `<${i}>`), { ok: true })
+      acked.push(`<${i}>`)
+    }
+
+    await redis.stop()
+    const refused = await alice.edit(session.id, text => text.insert(text.length, '<offline>'))
+    assert.equal(refused.error?.code, 'UNAVAILABLE')
+    for (const server of [a, b]) {
+      const health = await api(server.url, '/api/health')
+      assert.equal(health.status, 503)
+      assert.equal(health.body.ready, false)
+    }
+    assert.equal((await api(a.url, '/api/sessions')).status, 503, 'REST refuses with UNAVAILABLE too')
+
+    await redis.start()
+    await eventually(async () => (await api(a.url, '/api/health')).body.ready && (await api(b.url, '/api/health')).body.ready,
+      { what: 'ready after Redis returns' })
+    // The client kept the refused update; resending it now lands it.
+    const missing = Y.encodeStateAsUpdate(alice.ydoc(session.id), Y.encodeStateVector(bob.ydoc(session.id)))
+    assert.deepEqual(await alice.request(EVENTS.UPDATE, { doc: session.id, update: missing }), { ok: true })
+    await eventually(async () => (await contentOf(b.url, session.id)).endsWith('<offline>'), { what: 'pending edit landed' })
+    const text = await contentOf(a.url, session.id)
+    assert.deepEqual(acked.filter(token => !text.includes(token)), [])
+
+    // Broadcasts still flow once the adapter's subscriber is back.
+    assert.deepEqual(await alice.insert(session.id, 0, '^'), { ok: true })
+    await waitFor(() => bob.text(session.id).startsWith('^'))
+
+    alice.close()
+    bob.close()
+    await a.close()
+    await b.close()
+    await redis.remove()
+  }
+
+  it('brings documents and sessions back after a full restart of every server and of Redis', async () => {
+    const redis = await startRedis()
+    let server = await startServer({ redisUrl: redis.url })
+    const session = await createSession(server.url, { name: 'survivor', content: 'start ' })
+    const alice = new TestEditor(server.url)
+    await alice.join(session.id)
+    for (let i = 0; i < 5; i++) await alice.insert(session.id, alice.text(session.id).length, `${i} `)
+    const expected = alice.text(session.id)
+    alice.close()
+    await server.close()
+    await redis.stop()
+
+    await redis.start()
+    server = await startServer({ redisUrl: redis.url })
+    assert.equal((await api(server.url, `/api/sessions/${session.id}`)).body.name, 'survivor')
+    assert.equal(await contentOf(server.url, session.id), expected)
+    await server.close()
+    await redis.remove()
+  })
+
+  it('compacts a document written by two servers into one snapshot without losing an edit', async () => {
+    const redis = await startRedis()
+    const config = { redisUrl: redis.url, compactAfterUpdates: 10 }
+    const [a, b] = [await startServer(config), await startServer(config)]
+    const session = await createSession(a.url)
+    const [alice, bob] = [new TestEditor(a.url), new TestEditor(b.url)]
+    await alice.join(session.id)
+    await bob.join(session.id)
+    const acks = []
+    for (let i = 0; i < 40; i++) {
+      acks.push(alice.insert(session.id, 0, 'a'))
+      acks.push(bob.insert(session.id, 0, 'b'))
+    }
+    assert.ok((await Promise.all(acks)).every(reply => reply.ok))
+    await waitFor(() => alice.text(session.id).length === 80 && bob.text(session.id) === alice.text(session.id))
+    await quiet(100)
+    const stored = await a.server.registry.store.load(session.id)
+    assert.ok(stored.updates.length < 25, `${stored.updates.length} entries left after compaction`)
+    const rebuilt = new Y.Doc()
+    for (const update of stored.updates) Y.applyUpdate(rebuilt, update)
+    assert.equal(rebuilt.getText(TEXT_NAME).toString(), alice.text(session.id))
+    alice.close()
+    bob.close()
+    await a.close()
+    await b.close()
+    await redis.remove()
+  })
+
+  it('refuses to start with REDIS_WAITAOF on a Redis older than 7.2', async (t) => {
+    const redis = await startRedis()
+    const version = /redis_version:(\d+)\.(\d+)/.exec(await (await import('node:child_process')).execFileSync('redis-cli', ['-p', String(redis.port), 'info', 'server']).toString())
+    if (version && Number(version[1]) * 100 + Number(version[2]) >= 702) {
+      const server = await startServer({ redisUrl: redis.url, redisWaitAof: true })
+      const session = await createSession(server.url)
+      const alice = new TestEditor(server.url)
+      await alice.join(session.id)
+      assert.deepEqual(await alice.insert(session.id, 0, 'fsynced'), { ok: true })
+      alice.close()
+      await server.close()
+    } else {
+      await assert.rejects(startServer({ redisUrl: redis.url, redisWaitAof: true }), /REDIS_WAITAOF=true needs Redis 7\.2 or later/)
+    }
+    await redis.remove()
+  })
+})
