@@ -124,10 +124,13 @@ describe('the editor page in a real browser', { skip }, () => {
   })
 
   it('keeps the text across a reload', async () => {
-    const [ada] = editors
+    const [ada, bob] = editors
     const kept = await converged()
     await ada.page.reload()
     assert.equal(await converged(), kept)
+    // The page that went away took its presence along; the reloaded one is back, once.
+    await bob.page.waitForFunction(() => document.querySelectorAll('.presence li').length === 2, undefined, WAIT)
+    assert.deepEqual(await bob.page.locator('.presence li').allTextContents(), [`${bob.user.name} (you)`, ada.user.name])
   })
 
   it('reconnects and resyncs after the server restarts, losing nothing typed', async () => {

@@ -46,6 +46,15 @@ describe('SocketIOProvider against a real server', () => {
     bob.destroy()
   })
 
+  it('sends its token in the Socket.IO handshake', async () => {
+    const { id } = await createSession(tandem.url)
+    const alice = openDoc(tandem.url, id, { token: 'alice-token' })
+    await waitFor(() => alice.provider.synced)
+    const tokens = [...tandem.server.io.sockets.sockets.values()].map(socket => socket.handshake.auth.token)
+    assert.ok(tokens.includes('alice-token'))
+    alice.destroy()
+  })
+
   it('gives an editor that joins late the whole document, seeded content included', async () => {
     const { id } = await createSession(tandem.url, { content: 'seed\n' })
     const alice = openDoc(tandem.url, id)
