@@ -1,7 +1,8 @@
 import { ObservableV2 } from 'lib0/observable'
-import { Awareness, applyAwarenessUpdate, encodeAwarenessUpdate, removeAwarenessStates } from 'y-protocols/awareness'
+import { Awareness } from 'y-protocols/awareness'
 import * as Y from 'yjs'
 import { CLOSE_REASONS, ERRORS, EVENTS } from '../../server/protocol.js'
+import { AwarenessSync } from './awareness-sync.js'
 import { backoffDelay } from './backoff.js'
 import { PendingUpdates } from './pending-updates.js'
 import { providerOptions } from './provider-options.js'
@@ -59,6 +60,7 @@ export class SocketIOProvider extends ObservableV2 {
   #retryAttempt = 0
   #ownsSocket
   #ownsAwareness
+  #awarenessSync
   #releaseDoc
 
   /**
@@ -88,7 +90,10 @@ export class SocketIOProvider extends ObservableV2 {
     this.socket.on(EVENTS.AWARENESS, this.#onRemoteAwareness)
     this.socket.on(EVENTS.CLOSED, this.#onClosed)
     ydoc.on('update', this.#onLocalUpdate)
-    this.awareness.on('update', this.#onLocalAwareness)
+    this.#awarenessSync = new AwarenessSync(this.awareness, {
+      origin: this,
+      send: update => this.socket.emit(EVENTS.AWARENESS, { doc: this.docId, update })
+    })
     // Tell the others this editor is gone before the page is, rather than after the server notices.
     if (typeof window !== 'undefined') window.addEventListener('beforeunload', this.#onUnload)
 
@@ -147,7 +152,7 @@ export class SocketIOProvider extends ObservableV2 {
     this.socket.off(EVENTS.AWARENESS, this.#onRemoteAwareness)
     this.socket.off(EVENTS.CLOSED, this.#onClosed)
     this.doc.off('update', this.#onLocalUpdate)
-    this.awareness.off('update', this.#onLocalAwareness)
+    this.#awarenessSync.destroy()
     if (typeof window !== 'undefined') window.removeEventListener('beforeunload', this.#onUnload)
     this.#releaseDoc()
     // An awareness made here runs a timer nobody else would stop.
@@ -172,13 +177,12 @@ export class SocketIOProvider extends ObservableV2 {
     this.#membership = JOINED
     this.#retryAttempt = 0
     Y.applyUpdate(this.doc, new Uint8Array(reply.update), this)
-    applyAwarenessUpdate(this.awareness, new Uint8Array(reply.awareness), this)
     // What the server lacks is the diff against its state vector plus every update never
     // acknowledged: its state vector reflects memory, which can hold an update whose write failed.
     this.#pending.add(Y.encodeStateAsUpdate(this.doc, new Uint8Array(reply.sv)))
     this.#countChanged()
     this.#resend()
-    this.#reannounce()
+    this.#awarenessSync.joined(new Uint8Array(reply.awareness))
     this.#setSynced(true)
     this.#setStatus(STATUS.CONNECTED)
   }
@@ -214,23 +218,6 @@ export class SocketIOProvider extends ObservableV2 {
     const update = this.#pending.collapse()
     this.#countChanged()
     if (update) this.#push(update)
-  }
-
-  /**
-   * Sends this client's state again after a join. When it last left, the server marked it removed
-   * at its last clock + 1, and a removal wins a tie, so the state goes out at a clock above that.
-   */
-  #reannounce () {
-    const state = this.awareness.getLocalState()
-    if (state === null) return
-    const meta = this.awareness.meta.get(this.awareness.clientID)
-    if (meta) meta.clock++
-    this.awareness.setLocalState(state) // one more tick, and an `update` that #onLocalAwareness sends
-  }
-
-  #announce () {
-    const update = encodeAwarenessUpdate(this.awareness, [this.awareness.clientID])
-    this.socket.emit(EVENTS.AWARENESS, { doc: this.docId, update })
   }
 
   /**
@@ -272,11 +259,7 @@ export class SocketIOProvider extends ObservableV2 {
     clearTimeout(this.#retryTimer)
     this.#retryTimer = undefined
     this.#setSynced(false)
-    const others = [...this.awareness.getStates().keys()].filter(id => id !== this.awareness.clientID)
-    removeAwarenessStates(this.awareness, others, this)
-    // Removal leaves each clock one tick ahead, which would make the states the next join brings
-    // (at their unchanged clocks) look stale. Forget the clocks along with the states.
-    for (const id of others) this.awareness.meta.delete(id)
+    this.#awarenessSync.left()
   }
 
   #onConnect = () => { this.#join() }
@@ -303,7 +286,7 @@ export class SocketIOProvider extends ObservableV2 {
 
   /** @param {{ doc: string, update: Uint8Array }} payload */
   #onRemoteAwareness = ({ doc, update }) => {
-    if (doc === this.docId) applyAwarenessUpdate(this.awareness, new Uint8Array(update), this)
+    if (doc === this.docId) this.#awarenessSync.receive(new Uint8Array(update))
   }
 
   /** @param {{ doc: string, reason: string }} payload */
@@ -323,21 +306,7 @@ export class SocketIOProvider extends ObservableV2 {
     if (this.#membership === JOINED) this.#push(update)
   }
 
-  /**
-   * Sends only this client's own state: the server attributes every state a socket sends to that
-   * socket and removes them all when it leaves, so relaying other clients' states would get them
-   * removed along with this one.
-   * @param {{ added: number[], updated: number[], removed: number[] }} changes
-   * @param {unknown} origin
-   */
-  #onLocalAwareness = ({ added, updated, removed }, origin) => {
-    if (origin === this || this.#membership !== JOINED) return
-    if ([...added, ...updated, ...removed].includes(this.awareness.clientID)) this.#announce()
-  }
-
-  #onUnload = () => {
-    removeAwarenessStates(this.awareness, [this.awareness.clientID], 'window unload')
-  }
+  #onUnload = () => { this.#awarenessSync.removeSelf() }
 
   /** @param {Status} status */
   #setStatus (status) {
