@@ -6,6 +6,7 @@ import { errorHandler, notFound } from './http/error-handler.js'
 import { healthRoutes } from './http/health-routes.js'
 import { requestLog } from './http/request-log.js'
 import { sessionsRoutes } from './http/sessions-routes.js'
+import { staticRoutes } from './http/static-routes.js'
 import { createLogger } from './logger.js'
 import { createMetrics } from './metrics.js'
 import { createCluster } from './realtime/cluster.js'
@@ -61,6 +62,7 @@ export async function createServer (config, deps = {}) {
   app.get('/metrics', async (req, res) => {
     res.type(metrics.registry.contentType).send(await cluster.metricsText())
   })
+  app.use(staticRoutes())
   app.use(notFound)
   app.use(errorHandler({ metrics }))
 

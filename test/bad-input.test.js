@@ -5,6 +5,7 @@ import * as encoding from 'lib0/encoding'
 import { EVENTS, TEXT_NAME } from '../server/protocol.js'
 import { maxFrameBytes } from '../server/realtime/io.js'
 import { TestEditor, quiet, waitFor } from './helpers/editor.js'
+import { BASE, BASE_TEXT, POISON } from './helpers/poison-update.js'
 import { api, contentOf, createSession, startServer, tempDataDir } from './helpers/server.js'
 
 const MAX_UPDATE_BYTES = 4096
@@ -156,17 +157,7 @@ describe('bad input gets a clear error and changes nothing', () => {
 })
 
 describe('an update that decodes but fails halfway through applying', () => {
-  // Found by mutating real updates: it decodes cleanly, then Yjs throws ("Unexpected case") after
-  // inserting "mm" into a document holding exactly BASE's history. Nothing of it may survive.
-  const BASE = [
-    '01010100040107636f6e74656e740b68656c6c6f20776f726c6400',
-    '0101010bc4010201030361626300',
-    '000101010102',
-    '0101010ec401030104015100',
-    '0101010f440100015a00'
-  ].map(hex => new Uint8Array(Buffer.from(hex, 'hex')))
-  const POISON = new Uint8Array(Buffer.from('01020200c4010c010d026d6dc402050106027a7a01010300030b010f01', 'hex'))
-  const TEXT = 'ZhabclQo world'
+  const TEXT = BASE_TEXT
 
   it('is refused, leaves the document as stored, and the editors rejoin a clean copy', async () => {
     const data = await tempDataDir()

@@ -1,0 +1,53 @@
+// The REST calls the page makes, same-origin with the server (README, "REST API").
+
+/**
+ * @typedef {object} Session
+ * @property {string} id
+ * @property {string} name
+ * @property {string} language
+ * @property {number} maxEditors
+ * @property {number} editors
+ * @property {string} createdAt
+ * @property {string} updatedAt
+ */
+
+export class ApiError extends Error {
+  /** @param {number} status @param {string} code @param {string} message */
+  constructor (status, code, message) {
+    super(message)
+    this.status = status
+    this.code = code
+  }
+}
+
+/**
+ * @param {string} path
+ * @param {{ method?: string, body?: unknown }} [request]
+ */
+async function call (path, { method = 'GET', body } = {}) {
+  const res = await fetch(path, {
+    method,
+    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body)
+  })
+  const data = await res.json().catch(() => ({}))
+  if (!res.ok) throw new ApiError(res.status, data.error?.code ?? 'INTERNAL', data.error?.message ?? res.statusText)
+  return data
+}
+
+/** @param {string} [cursor] @returns {Promise<{ sessions: Session[], nextCursor: string | null }>} */
+export function listSessions (cursor) {
+  const query = new URLSearchParams({ limit: '20' })
+  if (cursor) query.set('cursor', cursor)
+  return call(`/api/sessions?${query}`)
+}
+
+/** @param {string} id @returns {Promise<Session>} */
+export function getSession (id) {
+  return call(`/api/sessions/${encodeURIComponent(id)}`)
+}
+
+/** @param {{ name: string, language?: string }} fields @returns {Promise<Session>} */
+export function createSession (fields) {
+  return call('/api/sessions', { method: 'POST', body: fields })
+}

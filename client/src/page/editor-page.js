@@ -1,0 +1,95 @@
+import { basicSetup } from 'codemirror'
+import { Compartment, EditorState } from '@codemirror/state'
+import { EditorView } from '@codemirror/view'
+import { yCollab } from 'y-codemirror.next'
+import * as Y from 'yjs'
+import { CLOSE_REASONS, ERRORS, TEXT_NAME } from '../../../server/protocol.js'
+import { SocketIOProvider } from '../provider.js'
+import { getSession } from './api.js'
+import { h } from './dom.js'
+import { languageSupport } from './languages.js'
+import { notices } from './notices.js'
+import { presenceList } from './presence.js'
+import { shareLink } from './share-link.js'
+import { statusBadge } from './status-badge.js'
+import { awarenessUser, loadUser, saveUser } from './user.js'
+
+/**
+ * The editor at /s/:id: CodeMirror bound to the session's document, with status, share link, the
+ * user's name and who else is here.
+ * @param {HTMLElement} root
+ * @param {string} id
+ */
+export async function renderEditor (root, id) {
+  let session
+  try {
+    session = await getSession(id)
+  } catch (err) {
+    const message = /** @type {any} */ (err).status === 404 ? 'No such session.' : `Could not load the session: ${/** @type {Error} */ (err).message}`
+    root.replaceChildren(h('main', { class: 'missing' }, [h('p', {}, [message]), h('a', { href: '/' }, ['All sessions'])]))
+    return
+  }
+  document.title = `${session.name} · Tandem`
+  const syntax = await languageSupport(session.language)
+
+  const ydoc = new Y.Doc()
+  const ytext = ydoc.getText(TEXT_NAME)
+  const provider = new SocketIOProvider(window.location.origin, id, ydoc)
+  let user = loadUser()
+  provider.awareness.setLocalStateField('user', awarenessUser(user))
+
+  const nameField = /** @type {HTMLInputElement} */ (h('input', { id: 'your-name', maxlength: '40', 'aria-label': 'Your name' }))
+  nameField.value = user.name
+  nameField.addEventListener('change', () => {
+    const name = nameField.value.trim()
+    if (!name) return
+    user = { ...user, name }
+    saveUser(user)
+    provider.awareness.setLocalStateField('user', awarenessUser(user))
+  })
+
+  const messages = notices()
+  const editorHost = h('div', { class: 'editor' })
+  root.replaceChildren(
+    h('header', { class: 'bar' }, [
+      h('a', { href: '/', class: 'home' }, ['Tandem']),
+      h('h1', {}, [session.name]),
+      h('span', { class: 'language' }, [session.language]),
+      statusBadge(provider),
+      h('span', { class: 'spacer' }),
+      shareLink(`${window.location.origin}/s/${id}`)
+    ]),
+    h('div', { class: 'who' }, [h('label', {}, ['You: ', nameField]), presenceList(provider.awareness)]),
+    messages.element,
+    editorHost
+  )
+
+  const editable = new Compartment()
+  const view = new EditorView({
+    parent: editorHost,
+    state: EditorState.create({
+      doc: ytext.toString(),
+      extensions: [
+        basicSetup,
+        syntax,
+        editable.of(EditorView.editable.of(true)),
+        yCollab(ytext, provider.awareness, { undoManager: new Y.UndoManager(ytext) })
+      ]
+    })
+  })
+
+  provider.on('refused', ({ code, message, retry }) => {
+    messages.show(code, retry ? `${message} (${code}); retrying.` : `The server refused an edit: ${message} (${code}).`)
+  })
+  // A retryable refusal is over once the document is joined again.
+  const retryable = Object.entries(ERRORS).filter(([, { retry }]) => retry).map(([code]) => code)
+  provider.on('status', ({ status }) => {
+    if (status === 'connected') for (const code of retryable) messages.clear(code)
+  })
+  provider.on('closed', ({ reason }) => {
+    if (reason !== CLOSE_REASONS.DELETED) return
+    messages.show('deleted', 'This session was deleted. Edits are no longer saved.')
+    view.dispatch({ effects: editable.reconfigure(EditorView.editable.of(false)) })
+  })
+  view.focus()
+}

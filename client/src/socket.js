@@ -1,0 +1,54 @@
+import { io } from 'socket.io-client'
+
+/**
+ * @typedef {import('socket.io-client').Socket<
+ *   import('../../server/protocol.js').ServerToClientEvents,
+ *   import('../../server/protocol.js').ClientToServerEvents
+ * >} TandemSocket
+ */
+
+/**
+ * @typedef {object} SocketOptions
+ * @property {string} [token] sent in the handshake as `auth: { token }`
+ * @property {string[]} [transports] Engine.IO transports, in order of preference. Default `['websocket']`.
+ * @property {boolean} [autoConnect] connect at once. Default true.
+ */
+
+/**
+ * Opens one Socket.IO connection to a Tandem server. Pass it as the `socket` option of several
+ * providers to carry all their documents over it (several files open in one editor).
+ * `forceNew` keeps it apart from socket.io-client's own per-URL cache, which would otherwise hand
+ * the same socket to unrelated callers, so that closing one would close the other.
+ * @param {string} serverUrl
+ * @param {SocketOptions & Partial<import('socket.io-client').ManagerOptions>} [options] other
+ *   socket.io-client options (reconnection delays, path, …) pass through
+ * @returns {TandemSocket}
+ */
+export function createSocket (serverUrl, { token, transports = ['websocket'], ...rest } = {}) {
+  return io(serverUrl, {
+    ...rest,
+    transports,
+    forceNew: true,
+    ...(token === undefined ? {} : { auth: { token } })
+  })
+}
+
+/** @type {WeakMap<object, Set<string>>} */
+const claimed = new WeakMap()
+
+/**
+ * Reserves `docId` on `socket` for one provider. The server keeps one membership per socket and
+ * document, so a second provider for the same document on the same socket would have its joins and
+ * leaves undo the first one's.
+ * @param {object} socket
+ * @param {string} docId
+ * @returns {() => void} releases the reservation
+ */
+export function claimDoc (socket, docId) {
+  let docs = claimed.get(socket)
+  if (!docs) claimed.set(socket, docs = new Set())
+  if (docs.has(docId)) throw new Error(`document ${docId} already has a provider on this socket`)
+  docs.add(docId)
+  const held = docs
+  return () => { held.delete(docId) }
+}

@@ -1,0 +1,157 @@
+import assert from 'node:assert/strict'
+import { existsSync } from 'node:fs'
+import { mkdir, writeFile } from 'node:fs/promises'
+import { after, before, describe, it } from 'node:test'
+import { dirname } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { chromium } from 'playwright-core'
+import { build } from '../client/build.js'
+import { startChildServer } from './helpers/child-server.js'
+import { contentOf, createSession, tempDataDir } from './helpers/server.js'
+
+const CHROMIUM = '/usr/bin/chromium'
+const LAUNCH_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+  '--disable-background-networking', '--disable-component-update', '--disable-sync']
+const SCREENSHOT = fileURLToPath(new URL('../reports/screenshots/two-editors.png', import.meta.url))
+const WAIT = { timeout: 20_000 }
+
+// Outside CI a machine without Chromium skips this suite; under CI it fails instead, so that a
+// missing browser cannot pass for a green run.
+const hasChromium = existsSync(CHROMIUM)
+const skip = !hasChromium && process.env.CI !== 'true' &&
+  `no Chromium at ${CHROMIUM}: install it (apt-get install -y chromium) to run the browser test`
+
+// Names that would turn into markup if the page ever inserted them as HTML.
+const ADA = { name: 'Ada <b>Lovelace</b>', color: '#d33682' }
+const BOB = { name: 'Bob <img src=x onerror="document.title=1">', color: '#268bd2' }
+
+/**
+ * The editor's text as CodeMirror shows it, without the remote caret widgets (which carry names).
+ * @param {import('playwright-core').Page} page
+ */
+function editorText (page) {
+  return page.$$eval('.cm-content .cm-line', lines => lines.map((line) => {
+    const copy = /** @type {HTMLElement} */ (line.cloneNode(true))
+    for (const widget of copy.querySelectorAll('.cm-ySelectionCaret, .cm-widgetBuffer')) widget.remove()
+    return copy.textContent
+  }).join('\n'))
+}
+
+describe('the editor page in a real browser', { skip }, () => {
+  /** @type {Awaited<ReturnType<typeof tempDataDir>>} */
+  let data
+  /** @type {Awaited<ReturnType<typeof startChildServer>>} */
+  let server
+  /** @type {import('playwright-core').Browser} */
+  let browser
+  /** @type {{ page: import('playwright-core').Page, user: typeof ADA, errors: string[] }[]} */
+  const editors = []
+  /** @type {string} */
+  let sessionId
+
+  /** Resolves with the text once every page is connected and shows exactly what the server stores. */
+  const converged = async () => {
+    for (const { page } of editors) await page.waitForSelector('#status[data-status="connected"]', WAIT)
+    const deadline = Date.now() + WAIT.timeout
+    for (;;) {
+      const stored = await contentOf(server.url, sessionId)
+      const shown = await Promise.all(editors.map(({ page }) => editorText(page)))
+      if (shown.every(text => text === stored)) return stored
+      if (Date.now() > deadline) assert.deepEqual(shown, editors.map(() => stored), 'pages and server disagree')
+      await new Promise(resolve => setTimeout(resolve, 50))
+    }
+  }
+
+  before(async () => {
+    if (!hasChromium) throw new Error(`CI=true and no Chromium at ${CHROMIUM}: the browser test cannot run`)
+    await build()
+    data = await tempDataDir()
+    server = await startChildServer({ DATA_DIR: data.dir })
+    sessionId = (await createSession(server.url, { name: 'notes.txt', content: 'shared line\n' })).id
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: LAUNCH_ARGS })
+    for (const user of [ADA, BOB]) {
+      // A context per editor: its own localStorage, so its own name and colour.
+      const context = await browser.newContext({ viewport: { width: 760, height: 420 } })
+      await context.addInitScript(stored => localStorage.setItem('tandem:user', stored), JSON.stringify(user))
+      const page = await context.newPage()
+      /** @type {string[]} */
+      const errors = []
+      page.on('pageerror', err => errors.push(err.message))
+      page.on('console', (message) => {
+        if (message.type() === 'error' && /Content Security Policy/.test(message.text())) errors.push(message.text())
+      })
+      editors.push({ page, user, errors })
+    }
+  })
+
+  after(async () => {
+    await browser?.close()
+    await server?.stop('SIGTERM')
+    await data?.remove()
+  })
+
+  it('lets two pages type at once; both end with the same text and see each other\'s cursor', async (t) => {
+    await Promise.all(editors.map(({ page }) => page.goto(`${server.url}/s/${sessionId}`)))
+    await converged()
+    const [ada, bob] = editors
+    await ada.page.click('.cm-content')
+    await ada.page.keyboard.press('Control+Home')
+    await bob.page.click('.cm-content')
+    await bob.page.keyboard.press('Control+End')
+    await Promise.all([
+      ada.page.keyboard.type('ada wrote this first\n', { delay: 15 }),
+      bob.page.keyboard.type('bob added this last', { delay: 15 })
+    ])
+    const text = await converged()
+    assert.equal(text, 'ada wrote this first\nshared line\nbob added this last')
+
+    for (const [viewer, other] of [[ada, bob], [bob, ada]]) {
+      const label = viewer.page.locator('.cm-ySelectionCaret .cm-ySelectionInfo')
+      await label.first().waitFor({ state: 'attached', ...WAIT })
+      assert.deepEqual(await label.allTextContents(), [other.user.name], 'the other editor\'s caret, labelled as typed')
+      assert.deepEqual(await viewer.page.locator('.presence li').allTextContents(), [`${viewer.user.name} (you)`, other.user.name])
+    }
+    assert.equal(await bob.page.locator('.presence img, h1 b').count(), 0, 'names are text, never markup')
+
+    await mkdir(dirname(SCREENSHOT), { recursive: true })
+    const shots = await Promise.all(editors.map(({ page }) => page.screenshot()))
+    const sideBySide = await browser.newPage({ viewport: { width: 1540, height: 420 } })
+    await sideBySide.setContent(`<body style="margin:0;display:flex;align-items:flex-start;gap:20px;background:#888">${shots
+      .map(png => `<img src="data:image/png;base64,${png.toString('base64')}">`).join('')}</body>`)
+    await writeFile(SCREENSHOT, await sideBySide.screenshot())
+    await sideBySide.close()
+    t.diagnostic(`screenshot: ${SCREENSHOT}`)
+  })
+
+  it('keeps the text across a reload', async () => {
+    const [ada, bob] = editors
+    const kept = await converged()
+    await ada.page.reload()
+    assert.equal(await converged(), kept)
+    // The page that went away took its presence along; the reloaded one is back, once.
+    await bob.page.waitForFunction(() => document.querySelectorAll('.presence li').length === 2, undefined, WAIT)
+    assert.deepEqual(await bob.page.locator('.presence li').allTextContents(), [`${bob.user.name} (you)`, ada.user.name])
+  })
+
+  it('reconnects and resyncs after the server restarts, losing nothing typed', async () => {
+    const [ada, bob] = editors
+    const { port } = new URL(server.url)
+    await server.stop('SIGTERM')
+    await Promise.all(editors.map(({ page }) => page.waitForSelector('#status[data-status="connecting"]', WAIT)))
+
+    // Typed while the server is down: kept in the page, sent once it is back.
+    await ada.page.click('.cm-content')
+    await ada.page.keyboard.press('Control+End')
+    await ada.page.keyboard.type('\ntyped while the server was down', { delay: 5 })
+    await ada.page.waitForFunction(() => /unsaved/.test(document.getElementById('status')?.textContent ?? ''), undefined, WAIT)
+
+    server = await startChildServer({ DATA_DIR: data.dir, PORT: port })
+    const text = await converged()
+    assert.equal(text, 'ada wrote this first\nshared line\nbob added this last\ntyped while the server was down')
+    await bob.page.click('.cm-content')
+    await bob.page.keyboard.press('Control+End')
+    await bob.page.keyboard.type('!')
+    assert.match(await converged(), /down!$/)
+    for (const { errors } of editors) assert.deepEqual(errors, [])
+  })
+})

@@ -1,0 +1,257 @@
+import assert from 'node:assert/strict'
+import { after, before, describe, it } from 'node:test'
+import { createSocket } from '../client/src/socket.js'
+import { SocketIOProvider } from '../client/src/provider.js'
+import { EVENTS } from '../server/protocol.js'
+import { startChildServer } from './helpers/child-server.js'
+import { TestEditor, quiet, waitFor } from './helpers/editor.js'
+import { BASE, BASE_TEXT, POISON } from './helpers/poison-update.js'
+import { openDoc } from './helpers/provider.js'
+import { api, contentOf, createSession, startServer, tempDataDir } from './helpers/server.js'
+
+// Retries in these tests start at 20 ms so that backoff is exercised without slowing the suite.
+const FAST_RETRY = { retryDelayMs: 20, maxRetryDelayMs: 200 }
+
+describe('SocketIOProvider against a real server', () => {
+  /** @type {Awaited<ReturnType<typeof startServer>>} */
+  let tandem
+  /** @type {Awaited<ReturnType<typeof tempDataDir>>} */
+  let data
+  before(async () => {
+    data = await tempDataDir()
+    tandem = await startServer({ dataDir: data.dir })
+  })
+  after(async () => {
+    await tandem.close()
+    await data.remove()
+  })
+
+  it('syncs two editors and reports status, sync and unacknowledged changes', async () => {
+    const { id } = await createSession(tandem.url)
+    const alice = openDoc(tandem.url, id)
+    const bob = openDoc(tandem.url, id)
+    await waitFor(() => alice.provider.synced && bob.provider.synced)
+    alice.append('fn main() {')
+    bob.append('// bob\n')
+    alice.append('}\n')
+    await waitFor(() => alice.settled() && bob.settled() && alice.text() === bob.text())
+    assert.match(alice.text(), /fn main\(\) \{\}\n/)
+    assert.match(alice.text(), /\/\/ bob\n/)
+    assert.equal(await contentOf(tandem.url, id), alice.text())
+    assert.deepEqual(alice.events.status, ['connecting', 'connected'])
+    assert.deepEqual(alice.events.sync, [true])
+    assert.ok(Math.max(...alice.events.unsyncedChanges) > 0, 'counted its edits while they were in flight')
+    assert.equal(alice.events.unsyncedChanges.at(-1), 0)
+    alice.destroy()
+    bob.destroy()
+  })
+
+  it('sends its token in the Socket.IO handshake', async () => {
+    const { id } = await createSession(tandem.url)
+    const alice = openDoc(tandem.url, id, { token: 'alice-token' })
+    await waitFor(() => alice.provider.synced)
+    const tokens = [...tandem.server.io.sockets.sockets.values()].map(socket => socket.handshake.auth.token)
+    assert.ok(tokens.includes('alice-token'))
+    alice.destroy()
+  })
+
+  it('gives an editor that joins late the whole document, seeded content included', async () => {
+    const { id } = await createSession(tandem.url, { content: 'seed\n' })
+    const alice = openDoc(tandem.url, id)
+    await waitFor(() => alice.provider.synced)
+    alice.append('typed by alice\n')
+    await waitFor(() => alice.settled())
+    const late = openDoc(tandem.url, id)
+    await waitFor(() => late.provider.synced)
+    assert.equal(late.text(), 'seed\ntyped by alice\n')
+    alice.destroy()
+    late.destroy()
+  })
+
+  it('keeps edits made while disconnected and sends them once connected again', async () => {
+    const { id } = await createSession(tandem.url)
+    const alice = openDoc(tandem.url, id)
+    const bob = openDoc(tandem.url, id)
+    await waitFor(() => alice.settled() && bob.settled())
+    alice.provider.disconnect()
+    assert.equal(alice.provider.status, 'disconnected')
+    alice.append('written offline, ')
+    alice.append('in two edits')
+    assert.equal(alice.provider.unsyncedChanges, 2)
+    await quiet(100)
+    assert.equal(bob.text(), '', 'nothing is sent while disconnected')
+    alice.provider.connect()
+    await waitFor(() => alice.settled() && bob.text() === 'written offline, in two edits')
+    assert.equal(await contentOf(tandem.url, id), 'written offline, in two edits')
+    alice.destroy()
+    bob.destroy()
+  })
+
+  it('carries several documents over one shared connection', async () => {
+    const sessions = await Promise.all(['a.js', 'b.js', 'c.js'].map(name => createSession(tandem.url, { name })))
+    const connectionsBefore = tandem.server.io.engine.clientsCount
+    const socket = createSocket(tandem.url)
+    const files = sessions.map(({ id }) => openDoc(tandem.url, id, { socket }))
+    const peers = sessions.map(({ id }) => openDoc(tandem.url, id))
+    await waitFor(() => [...files, ...peers].every(file => file.provider.synced))
+    assert.equal(tandem.server.io.engine.clientsCount - connectionsBefore, 1 + peers.length)
+    assert.throws(() => new SocketIOProvider(tandem.url, sessions[0].id, files[0].ydoc, { socket }), /already has a provider/)
+
+    files.forEach((file, i) => file.append(`file ${i}`))
+    await waitFor(() => peers.every((peer, i) => peer.text() === `file ${i}`))
+    peers[2].append(' and its peer')
+    await waitFor(() => files[2].text() === 'file 2 and its peer')
+
+    // Closing one document leaves the connection to the others.
+    files[0].destroy()
+    assert.equal(socket.connected, true)
+    files[1].append('!')
+    await waitFor(() => peers[1].text() === 'file 1!')
+    const { body } = await api(tandem.url, `/api/sessions/${sessions[0].id}`)
+    assert.equal(body.editors, 1, 'the first document was left')
+
+    for (const doc of [...files.slice(1), ...peers]) doc.destroy()
+    assert.equal(socket.connected, true, 'a shared socket belongs to its creator')
+    socket.disconnect()
+  })
+
+  it('shares cursors and user info, and removes them when an editor disconnects', async () => {
+    const { id } = await createSession(tandem.url)
+    const alice = openDoc(tandem.url, id)
+    const bob = openDoc(tandem.url, id)
+    alice.provider.awareness.setLocalStateField('user', { name: 'Alice', color: '#d33682' })
+    await waitFor(() => alice.provider.synced && bob.provider.synced)
+    bob.provider.awareness.setLocalStateField('user', { name: 'Bob', color: '#268bd2' })
+    const aliceId = alice.ydoc.clientID
+    const bobId = bob.ydoc.clientID
+    await waitFor(() => bob.provider.awareness.getStates().get(aliceId)?.user?.name === 'Alice')
+    await waitFor(() => alice.provider.awareness.getStates().get(bobId)?.user?.name === 'Bob')
+    alice.provider.awareness.setLocalStateField('cursor', { anchor: 1, head: 3 })
+    await waitFor(() => bob.provider.awareness.getStates().get(aliceId)?.cursor?.head === 3)
+
+    alice.provider.disconnect()
+    await waitFor(() => !bob.provider.awareness.getStates().has(aliceId))
+    assert.deepEqual([...alice.provider.awareness.getStates().keys()], [aliceId], 'forgets the others while away')
+    alice.provider.connect()
+    await waitFor(() => bob.provider.awareness.getStates().get(aliceId)?.user?.name === 'Alice')
+    await waitFor(() => alice.provider.awareness.getStates().has(bobId))
+    bob.destroy()
+    await waitFor(() => !alice.provider.awareness.getStates().has(bobId))
+    alice.destroy()
+  })
+
+  it('reports NOT_FOUND for a session that does not exist and stops trying', async () => {
+    const missing = openDoc(tandem.url, 'doesnotexist', FAST_RETRY)
+    await waitFor(() => missing.events.refused.length > 0)
+    await quiet(300)
+    assert.deepEqual(missing.events.refused.map(({ event, code, retry }) => ({ event, code, retry })),
+      [{ event: EVENTS.JOIN, code: 'NOT_FOUND', retry: false }])
+    assert.equal(missing.provider.status, 'disconnected')
+    assert.equal(missing.provider.socket.connected, false)
+    missing.destroy()
+  })
+
+  it('backs off and retries a full room until a slot frees up', async () => {
+    const { id } = await createSession(tandem.url, { maxEditors: 1 })
+    const alice = openDoc(tandem.url, id)
+    await waitFor(() => alice.provider.synced)
+    const bob = openDoc(tandem.url, id, FAST_RETRY)
+    await waitFor(() => bob.events.refused.length >= 3)
+    assert.ok(bob.events.refused.every(({ code, retry }) => code === 'ROOM_FULL' && retry))
+    assert.equal(bob.provider.status, 'connecting')
+    bob.append('queued while the room was full')
+    alice.destroy()
+    await waitFor(() => bob.settled())
+    assert.equal(await contentOf(tandem.url, id), 'queued while the room was full')
+    bob.destroy()
+  })
+
+  it('stops for good when its session is deleted', async () => {
+    const { id } = await createSession(tandem.url)
+    const alice = openDoc(tandem.url, id, FAST_RETRY)
+    await waitFor(() => alice.provider.synced)
+    assert.equal((await api(tandem.url, `/api/sessions/${id}`, { method: 'DELETE' })).status, 204)
+    await waitFor(() => alice.events.closed.length > 0)
+    await quiet(200)
+    assert.deepEqual(alice.events.closed, ['deleted'])
+    assert.equal(alice.provider.status, 'disconnected')
+    assert.deepEqual(alice.events.refused, [], 'it did not try to join again')
+    alice.destroy()
+  })
+
+  it('rejoins at once when the server reloads the document, and keeps editing', async () => {
+    const { id } = await createSession(tandem.url)
+    const mallory = new TestEditor(tandem.url)
+    await mallory.join(id)
+    for (const update of BASE) assert.deepEqual(await mallory.request(EVENTS.UPDATE, { doc: id, update }), { ok: true })
+    const alice = openDoc(tandem.url, id)
+    await waitFor(() => alice.provider.synced && alice.text() === BASE_TEXT)
+    const statuses = alice.events.status.length
+
+    assert.equal((await mallory.request(EVENTS.UPDATE, { doc: id, update: POISON })).error.code, 'INVALID_UPDATE')
+    await waitFor(() => alice.events.closed.length > 0 && alice.provider.status === 'connected')
+    assert.deepEqual(alice.events.closed, ['reload'])
+    assert.deepEqual(alice.events.status.slice(statuses), ['connecting', 'connected'])
+    alice.ytext.insert(0, '>')
+    await waitFor(() => alice.settled())
+    assert.equal(await contentOf(tandem.url, id), `>${BASE_TEXT}`)
+    alice.destroy()
+    mallory.close()
+  })
+})
+
+describe('SocketIOProvider and the server limits', () => {
+  it('reports TOO_LARGE once, drops the update and stays connected', async () => {
+    const data = await tempDataDir()
+    const tandem = await startServer({ dataDir: data.dir, maxUpdateBytes: 1024 })
+    const { id } = await createSession(tandem.url)
+    const alice = openDoc(tandem.url, id, FAST_RETRY)
+    await waitFor(() => alice.provider.synced)
+    alice.append('x'.repeat(4096))
+    await waitFor(() => alice.events.refused.length > 0)
+    await quiet(300)
+    assert.deepEqual(alice.events.refused.map(({ event, code, retry }) => ({ event, code, retry })),
+      [{ event: EVENTS.UPDATE, code: 'TOO_LARGE', retry: false }])
+    assert.equal(alice.provider.unsyncedChanges, 0, 'a final refusal is not kept for resending')
+    assert.equal(alice.provider.status, 'connected')
+    assert.equal(await contentOf(tandem.url, id), '')
+    alice.destroy()
+    await tandem.close()
+    await data.remove()
+  })
+})
+
+describe('SocketIOProvider across a server crash', () => {
+  it('resends unacknowledged updates after the server is killed and restarted on the same port', async () => {
+    const data = await tempDataDir()
+    let server = await startChildServer({ DATA_DIR: data.dir })
+    const { port } = new URL(server.url)
+    const { id } = await createSession(server.url)
+    const alice = openDoc(server.url, id)
+    await waitFor(() => alice.provider.synced)
+    alice.append('before the crash\n')
+    await waitFor(() => alice.settled())
+
+    // A burst of edits, then SIGKILL before any of their ACKs can come back: some may be stored,
+    // none is acknowledged.
+    for (let i = 0; i < 20; i++) alice.append(`<${i}>`)
+    const unacked = alice.provider.unsyncedChanges
+    await server.stop('SIGKILL')
+    assert.equal(unacked, 20)
+    await waitFor(() => alice.provider.status === 'connecting')
+    alice.append('\nwhile the server was down')
+
+    server = await startChildServer({ DATA_DIR: data.dir, PORT: port })
+    await waitFor(() => alice.settled(), 15000)
+    const expected = 'before the crash\n' + Array.from({ length: 20 }, (_, i) => `<${i}>`).join('') + '\nwhile the server was down'
+    assert.equal(alice.text(), expected)
+    assert.equal(await contentOf(server.url, id), expected)
+    const bob = openDoc(server.url, id)
+    await waitFor(() => bob.provider.synced)
+    assert.equal(bob.text(), expected)
+    alice.destroy()
+    bob.destroy()
+    await server.stop('SIGTERM')
+    await data.remove()
+  })
+})
