@@ -5,6 +5,7 @@ import { duration, httpUrl, integer, integerList, isLoopback, nonEmpty, number, 
 // argv once, validates, fails naming the flag, and freezes. `--help` is generated from this table.
 
 const SECOND = 1000
+const HELP_COLUMNS = 100
 
 /**
  * @typedef {object} Options
@@ -51,16 +52,16 @@ export const OPTION_SPECS = [
   { key: 'editors', arg: 'LIST', default: '10,25,50,100,150', parse: integerList(1, 5000), help: 'Levels of the sweep: editors connected at once, comma-separated.' },
   { key: 'perRoom', arg: 'K', default: '5', parse: perRoom, help: 'Editors per document (the last room of a level may be smaller); `all` puts each level in one document.' },
   { key: 'rate', arg: 'N', default: '5', parse: number(0.1, 10000), help: 'Edits per second per editor, each one Yjs update awaiting its ACK (starts jittered).' },
-  { key: 'durationMs', arg: 'TIME', default: '30', parse: duration({ min: SECOND, max: 3600 * SECOND }), help: 'Measured window per level (seconds, or 500ms, 2m).' },
-  { key: 'warmupMs', arg: 'TIME', default: '10', parse: duration({ max: 600 * SECOND }), help: 'Editing before each window, excluded from the statistics.' },
+  { key: 'durationMs', arg: 'TIME', default: '30s', parse: duration({ min: SECOND, max: 3600 * SECOND }), help: 'Measured window per level (seconds, or 500ms, 2m).' },
+  { key: 'warmupMs', arg: 'TIME', default: '10s', parse: duration({ max: 600 * SECOND }), help: 'Editing before each window, excluded from the statistics.' },
   { key: 'payload', arg: 'CHARS', default: '8', parse: integer(1, 100000), help: 'Characters inserted per synthetic edit (code text; deletes remove up to as many).' },
-  { key: 'ackTimeoutMs', arg: 'TIME', default: '5', parse: duration({ min: 100, max: 120 * SECOND }), help: 'An update without an ACK after this long counts as timed out.' },
+  { key: 'ackTimeoutMs', arg: 'TIME', default: '5s', parse: duration({ min: 100, max: 120 * SECOND }), help: 'An update without an ACK after this long counts as timed out.' },
   { key: 'awarenessRate', arg: 'N', default: '2', parse: number(0, 100), help: 'Cursor moves per second per editor, as y-protocols awareness updates (0 = none).' },
   { key: 'trace', arg: 'FILE', parse: nonEmpty, help: 'Replay an editing trace ({startContent, endContent, txns}, .json or .json.gz) instead of synthetic edits: one transaction per edit, each editor in its own region of the document.' },
   { key: 'docSize', arg: 'SIZE', default: '0', parse: size({ max: 64 * 1024 * 1024 }), help: 'Seed every document with this much code (e.g. 1MB) that every joiner syncs.' },
   { key: 'joinStorm', help: 'Connect and sync every editor of a level at the same instant (reports time-to-synced) instead of over a short ramp.' },
   { key: 'workers', arg: 'N', default: 'auto', parse: workers, help: 'Load-generator threads; `auto` sizes them from the expected message rate.' },
-  { key: 'restDurationMs', arg: 'TIME', default: '5', parse: duration({ max: 600 * SECOND }), help: 'autocannon time per REST endpoint (create, get, list, health); 0 skips the REST section.' },
+  { key: 'restDurationMs', arg: 'TIME', default: '5s', parse: duration({ max: 600 * SECOND }), help: 'autocannon time per REST endpoint (create, get, list, health); 0 skips the REST section.' },
   { key: 'sloAckP99Ms', arg: 'MS', default: '50', parse: number(0.001, 1e6), help: 'SLO: ACK p99 in milliseconds a level must meet.' },
   { key: 'sloBroadcastP99Ms', arg: 'MS', default: '100', parse: number(0.001, 1e6), help: 'SLO: broadcast p99 in milliseconds a level must meet.' },
   { key: 'out', arg: 'DIR', default: 'reports', parse: nonEmpty, help: 'Where to write <timestamp>/report.md, report.json and chart.svg.' },
@@ -145,10 +146,20 @@ function workers (raw) {
 export function helpText () {
   const rows = OPTION_SPECS.map(spec => {
     const left = `  ${flagOf(spec.key)}${spec.arg ? ' ' + spec.arg : ''}`
-    const dflt = spec.default === undefined || spec.default === '0' ? '' : ` (default ${spec.default})`
-    return { left, right: spec.help + dflt }
+    const words = spec.help.split(' ')
+    // The default stays on one line, whole.
+    if (spec.default !== undefined && spec.default !== '0') words.push(`(default ${spec.default})`)
+    return { left, words }
   })
   const width = Math.max(...rows.map(row => row.left.length)) + 2
+  const wrap = (/** @type {string[]} */ words) => {
+    const lines = ['']
+    for (const word of words) {
+      if (lines[lines.length - 1].length + word.length + 1 > HELP_COLUMNS - width && lines[lines.length - 1] !== '') lines.push('')
+      lines[lines.length - 1] += (lines[lines.length - 1] === '' ? '' : ' ') + word
+    }
+    return lines.join('\n' + ' '.repeat(width))
+  }
   return [
     'Usage: npm run loadtest -- [options]',
     '',
@@ -158,7 +169,7 @@ export function helpText () {
     'a convergence check. Then autocannon against the REST API, and a capacity verdict against the SLOs.',
     '',
     'Options:',
-    ...rows.map(row => row.left.padEnd(width) + row.right),
+    ...rows.map(row => row.left.padEnd(width) + wrap(row.words)),
     '',
     'Examples:',
     '  npm run loadtest -- --spawn single',

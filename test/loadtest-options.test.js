@@ -67,7 +67,9 @@ describe('load test options', () => {
       assert.match(help, new RegExp(`^  ${flag}\\b`, 'm'), flag)
     }
     assert.equal(help.match(/^ {2}--/gm)?.length, OPTION_SPECS.length)
-    assert.match(help, /--editors LIST +.*\(default 10,25,50,100,150\)/)
+    const unwrapped = help.replace(/\n {3,}/g, ' ')
+    assert.match(unwrapped, /--editors LIST +.*\(default 10,25,50,100,150\)/)
+    assert.match(unwrapped, /--ack-timeout TIME +.*\(default 5s\)/)
     const { stdout } = await run(process.execPath, [CLI, '--help'])
     assert.equal(stdout, help)
   })
