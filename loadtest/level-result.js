@@ -1,4 +1,4 @@
-import { availableParallelism } from 'node:os'
+import { availableParallelism, loadavg } from 'node:os'
 import { assessGenerator } from './generator-health.js'
 import { merge, summarize } from './histogram.js'
 
@@ -64,6 +64,8 @@ export function summarizeLevel ({ options, editors, roomSizes, threads, rampMs, 
     disconnects: count('disconnects') + count('closedByServer'),
     trace: options.trace ? { editorsFinished: traceFinished, transactionsReplayed: parts.reduce((total, part) => total + part.traceReplayed, 0) } : null,
     server,
+    // Everything runnable on the machine, this run included: other work shows up here.
+    machineLoad: Math.round(loadavg()[0] * 100) / 100,
     generator: {
       cpuPercent,
       eventLoopUtilization,

@@ -58,7 +58,7 @@ export function findKnee (points) {
  */
 export function verdict (levels, slo) {
   const sorted = [...levels].sort((a, b) => a.editors - b.editors)
-  const checks = sorted.map(level => ({ editors: level.editors, failures: sloFailures(level, slo), generatorLimited: level.generator.bottleneck }))
+  const checks = sorted.map(level => ({ editors: level.editors, failures: sloFailures(level, slo), generatorLimited: level.generator.bottleneck, disturbed: level.generator.disturbed }))
   const firstFailure = checks.find(check => check.failures.length > 0) ?? null
   const passing = checks.filter(check => check.failures.length === 0 && (!firstFailure || check.editors < firstFailure.editors))
   const capacity = passing.at(-1)?.editors ?? null
@@ -67,7 +67,8 @@ export function verdict (levels, slo) {
     broadcast: findKnee(sorted.map(level => ({ editors: level.editors, p99: level.broadcast.latencyMs?.p99 })))
   }
   const generatorLimited = checks.filter(check => check.generatorLimited).map(check => check.editors)
-  return { slo, capacity, firstFailure, knee, generatorLimited, summary: summary({ capacity, firstFailure, knee, generatorLimited, slo }) }
+  const disturbed = checks.filter(check => check.disturbed).map(check => check.editors)
+  return { slo, capacity, firstFailure, knee, generatorLimited, disturbed, summary: summary({ capacity, firstFailure, knee, generatorLimited, disturbed, slo }) }
 }
 
 /** @typedef {ReturnType<typeof verdict>} Verdict */
@@ -78,9 +79,10 @@ export function verdict (levels, slo) {
  * @param {{ editors: number, failures: string[] } | null} input.firstFailure
  * @param {{ ack: number | null, broadcast: number | null }} input.knee
  * @param {number[]} input.generatorLimited
+ * @param {number[]} input.disturbed
  * @param {Slo} input.slo
  */
-function summary ({ capacity, firstFailure, knee, generatorLimited, slo }) {
+function summary ({ capacity, firstFailure, knee, generatorLimited, disturbed, slo }) {
   const slos = `ACK p99 ≤ ${slo.ackP99Ms} ms, broadcast p99 ≤ ${slo.broadcastP99Ms} ms, no loss, no errors, converged`
   const parts = [capacity === null
     ? `No level met the SLOs (${slos}).`
@@ -91,6 +93,9 @@ function summary ({ capacity, firstFailure, knee, generatorLimited, slo }) {
   parts.push(knees.length > 0 ? `Tail latency turns non-linear: ${knees.join(', ')}.` : 'Tail latency grows without a knee over the levels tested.')
   if (generatorLimited.length > 0) {
     parts.push(`At ${generatorLimited.join(', ')} editors the load generator, not the server, was the bottleneck: those levels understate the server.`)
+  }
+  if (disturbed.length > 0) {
+    parts.push(`At ${disturbed.join(', ')} editors something else on the machine took the CPU while the generator was idle: run those levels again before trusting them.`)
   }
   return parts.join(' ')
 }

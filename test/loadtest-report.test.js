@@ -42,7 +42,7 @@ describe('load test metrics scrape', () => {
 })
 
 /** A level result with only what the verdict reads. @param {number} editors @param {number} ackP99 @param {number} broadcastP99 */
-function level (editors, ackP99, broadcastP99, { lost = 0, converged = true, bottleneck = false } = {}) {
+function level (editors, ackP99, broadcastP99, { lost = 0, converged = true, bottleneck = false, disturbed = false } = {}) {
   return /** @type {any} */ ({
     editors,
     connect: { failed: 0 },
@@ -51,7 +51,7 @@ function level (editors, ackP99, broadcastP99, { lost = 0, converged = true, bot
     updates: { timedOut: 0, refused: 0 },
     disconnects: 0,
     convergence: { converged, diverged: converged ? 0 : 1, rooms: 2 },
-    generator: { bottleneck }
+    generator: { bottleneck, disturbed }
   })
 }
 
@@ -77,6 +77,9 @@ describe('load test verdict', () => {
     const result = verdict([level(10, 3, 5), level(150, 30, 40, { bottleneck: true })], slo)
     assert.deepEqual(result.generatorLimited, [150])
     assert.match(result.summary, /At 150 editors the load generator/)
+    const noisy = verdict([level(10, 300, 5, { disturbed: true }), level(25, 4, 6)], slo)
+    assert.deepEqual(noisy.disturbed, [10])
+    assert.match(noisy.summary, /At 10 editors something else on the machine took the CPU/)
   })
 
   it('finds where tail latency turns non-linear', () => {
@@ -91,12 +94,26 @@ describe('load test verdict', () => {
 describe('load test generator health', () => {
   const healthy = { eventLoopUtilization: 0.4, scheduleLagP99Ms: 3, editIntervalMs: 200, achievedRate: 5, targetRate: 5, traceFinished: false, generatorCpuPercent: 40, serverCpuPercent: 50, cores: 2 }
 
-  it('blames the generator when a thread is busy, late or short of the rate', () => {
-    assert.deepEqual(assessGenerator(healthy), { bottleneck: false, warnings: [] })
-    assert.equal(assessGenerator({ ...healthy, eventLoopUtilization: 0.95 }).bottleneck, true)
-    assert.equal(assessGenerator({ ...healthy, scheduleLagP99Ms: 120 }).bottleneck, true)
-    assert.equal(assessGenerator({ ...healthy, achievedRate: 4 }).bottleneck, true)
-    assert.equal(assessGenerator({ ...healthy, achievedRate: 4, traceFinished: true }).bottleneck, false)
+  it('blames the generator when it is busy, late or short of the rate while it has the CPU', () => {
+    assert.deepEqual(assessGenerator(healthy), { bottleneck: false, disturbed: false, warnings: [] })
+    const saturated = assessGenerator({ ...healthy, eventLoopUtilization: 0.9, generatorCpuPercent: 96 })
+    assert.equal(saturated.bottleneck, true)
+    assert.match(saturated.warnings[0], /busy 90% .*could not keep up/)
+    assert.equal(assessGenerator({ ...healthy, eventLoopUtilization: 0.6, scheduleLagP99Ms: 120 }).bottleneck, true)
+    assert.equal(assessGenerator({ ...healthy, eventLoopUtilization: 0.6, achievedRate: 4 }).bottleneck, true)
+    assert.equal(assessGenerator({ ...healthy, eventLoopUtilization: 0.6, achievedRate: 4, traceFinished: true }).bottleneck, false)
+  })
+
+  it('blames the machine when edits leave late while the generator is idle or starved of CPU', () => {
+    for (const input of [{ eventLoopUtilization: 0.18, generatorCpuPercent: 14 }, { eventLoopUtilization: 0.53, generatorCpuPercent: 20 }]) {
+      const stalled = assessGenerator({ ...healthy, ...input, scheduleLagP99Ms: 130 })
+      assert.equal(stalled.bottleneck, false)
+      assert.equal(stalled.disturbed, true)
+      assert.match(stalled.warnings[0], /something else on the machine took the CPU/)
+    }
+  })
+
+  it('warns when server and generator saturate the cores together', () => {
     const shared = assessGenerator({ ...healthy, generatorCpuPercent: 90, serverCpuPercent: 95 })
     assert.equal(shared.bottleneck, false)
     assert.match(shared.warnings[0], /saturate the 2 cores/)

@@ -40,11 +40,11 @@ export function renderMarkdown (report) {
     '## Server and load generator',
     'Server figures come from its /metrics, scraped as the window opened and closed (summed across workers; event-loop lag is the worst worker). ' +
       'Server update time is estimated from the histogram buckets of `tandem_update_duration_seconds`. Event-loop lag is prom-client\'s, which includes its sampling interval ' +
-      '(10 ms in server/metrics.js: an idle loop reads about 10 ms). CPU is a percentage of one core.',
-    table(['Editors', 'Server update p50 (ms)', 'Server update p99 (ms)', 'Event-loop lag p99 (ms)', 'Event-loop lag max (ms)', 'Server CPU', 'Server RSS (MB)', 'Deliveries/s', 'Generator CPU', 'Busiest generator thread', 'Generator threads'],
+      '(10 ms in server/metrics.js: an idle loop reads about 10 ms). CPU is a percentage of one core. Machine load is the 1-minute load average as the level ended, this run included.',
+    table(['Editors', 'Server update p50 (ms)', 'Server update p99 (ms)', 'Event-loop lag p99 (ms)', 'Event-loop lag max (ms)', 'Server CPU', 'Server RSS (MB)', 'Deliveries/s', 'Generator CPU', 'Busiest generator thread', 'Generator threads', 'Machine load (1 min)'],
       levels.map(level => [level.editors, formatMs(level.server?.updateMs.p50), formatMs(level.server?.updateMs.p99), formatMs(level.server?.eventLoopLagMs.p99), formatMs(level.server?.eventLoopLagMs.max),
         formatPercent(level.server?.cpuPercent), formatNumber(level.server?.rssMB), formatNumber(level.server?.deliveriesPerSecond), formatPercent(level.generator.cpuPercent),
-        formatPercent(level.generator.eventLoopUtilization * 100), level.workers])),
+        formatPercent(level.generator.eventLoopUtilization * 100), level.workers, level.machineLoad.toFixed(2)])),
     ...warnings(levels),
     '## SLOs',
     table(['Editors', 'Result', 'Why'], levels.map(level => [level.editors, level.slo.pass ? 'pass' : 'fail', level.slo.failures.join('; ') || '–'])),
