@@ -1,0 +1,84 @@
+// The REST calls the load test makes to the server under test, each bounded by a timeout and carrying
+// the API key, when one is given, as `Authorization: Bearer`.
+
+const REQUEST_TIMEOUT_MS = 30000
+
+export class TandemApi {
+  /** @param {string} url @param {string | null} apiKey */
+  constructor (url, apiKey) {
+    this.url = url
+    /** @type {Record<string, string>} */
+    this.headers = apiKey ? { authorization: `Bearer ${apiKey}` } : {}
+  }
+
+  /**
+   * @param {string} method
+   * @param {string} path
+   * @param {unknown} [body]
+   */
+  async request (method, path, body) {
+    const res = await fetch(this.url + path, {
+      method,
+      headers: body === undefined ? this.headers : { ...this.headers, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS)
+    })
+    const text = await res.text()
+    if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text.slice(0, 200)}`)
+    return { res, text }
+  }
+
+  /**
+   * @param {{ name: string, content?: string, maxEditors?: number }} fields
+   * @returns {Promise<{ id: string }>}
+   */
+  async createSession (fields) {
+    return JSON.parse((await this.request('POST', '/api/sessions', fields)).text)
+  }
+
+  /** @param {string} id */
+  async deleteSession (id) {
+    await this.request('DELETE', `/api/sessions/${id}`)
+  }
+
+  /** The document's text as the server holds it. @param {string} id */
+  async content (id) {
+    return (await this.request('GET', `/api/sessions/${id}/content`)).text
+  }
+
+  /** @returns {Promise<any>} */
+  async health () {
+    return JSON.parse((await this.request('GET', '/api/health')).text)
+  }
+
+  /** Prometheus text, or null when the server exposes no metrics. */
+  async metrics () {
+    try {
+      return (await this.request('GET', '/metrics')).text
+    } catch {
+      return null
+    }
+  }
+}
+
+/**
+ * Runs `task` over `items`, at most `limit` at a time.
+ * @template T, R
+ * @param {T[]} items
+ * @param {number} limit
+ * @param {(item: T, index: number) => Promise<R>} task
+ * @returns {Promise<R[]>}
+ */
+export async function mapLimit (items, limit, task) {
+  /** @type {R[]} */
+  const results = new Array(items.length)
+  let next = 0
+  const lane = async () => {
+    while (next < items.length) {
+      const i = next++
+      results[i] = await task(items[i], i)
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane))
+  return results
+}

@@ -1,0 +1,177 @@
+import { mapLimit } from './api.js'
+import { now, sleepUntil } from './clock.js'
+import { checkConvergence } from './convergence.js'
+import { layout } from './edits/regions.js'
+import { SyntheticEdits } from './edits/synthetic.js'
+import { summarizeLevel } from './level-result.js'
+import { assignThreads, planRooms, workerCount } from './plan.js'
+import { WorkerPool } from './pool.js'
+import { watchProgress } from './progress-watch.js'
+import { SendLog } from './send-log.js'
+import { scrape, serverStats } from './server-stats.js'
+
+// One level of the sweep: create its sessions, connect and sync its editors, edit through the warm-up
+// and the measured window, wait for every ACK and broadcast (each wait bounded by the ACK timeout),
+// check convergence against the server, then tear everything down.
+
+const REST_CONCURRENCY = 8
+// Spread of connection starts outside a join storm: 20 ms per editor, at most 2 s.
+const RAMP_PER_EDITOR_MS = 20
+const MAX_RAMP_MS = 2000
+const DRAIN_POLL_MS = 50
+
+/**
+ * @typedef {object} LevelContext
+ * @property {Readonly<import('./options.js').Options>} options
+ * @property {import('./api.js').TandemApi} api
+ * @property {string} url
+ * @property {import('./edits/trace.js').Trace | null} trace
+ * @property {(progress: Progress) => void} onProgress
+ */
+
+/**
+ * @typedef {object} Progress
+ * @property {number} editors
+ * @property {string} phase
+ * @property {number} [elapsedMs] into the phase
+ * @property {number} [phaseMs] length of the phase
+ * @property {number | null} [ackP99] over the last second, ms
+ * @property {number | null} [broadcastP99] over the last second, ms
+ * @property {number} [sent]
+ * @property {number} [errors]
+ */
+
+/**
+ * @param {LevelContext} context
+ * @param {number} editors
+ */
+export async function runLevel (context, editors) {
+  const { options, api, onProgress } = context
+  const plan = planRooms(editors, options.perRoom)
+  const roomSizes = Array.from({ length: Math.ceil(editors / Math.min(options.perRoom, editors)) }, (_, room) => plan.filter(editor => editor.room === room).length)
+
+  onProgress({ editors, phase: 'creating sessions' })
+  const sessions = await mapLimit(roomSizes, REST_CONCURRENCY, (size, room) => api.createSession({
+    name: `loadtest ${editors} editors, room ${room + 1}`,
+    content: seedContent(context, size),
+    maxEditors: size
+  }))
+  const load = { editors, perRoom: options.perRoom, rate: options.rate, awarenessRate: options.awarenessRate }
+  const threads = assignThreads(editors, workerCount(options.workers, load))
+  const sendLog = SendLog.create(editors, options.rate * (options.ackTimeoutMs / 1000 + 2))
+  // Yjs clientIDs are 32-bit; a random base keeps them apart from the server's seed client.
+  const clientBase = 1 + Math.floor(Math.random() * (2 ** 31 - editors - 2))
+  const pool = new WorkerPool(threads.length, worker => ({
+    worker,
+    url: context.url,
+    token: options.token,
+    rate: options.rate,
+    awarenessRate: options.awarenessRate,
+    ackTimeoutMs: options.ackTimeoutMs,
+    payload: options.payload,
+    trace: options.trace,
+    clientBase,
+    editorCount: editors,
+    sendLog: sendLog.buffers
+  }))
+  try {
+    return await drive({ context, editors, plan, sessions, roomSizes, threads, pool })
+  } finally {
+    await pool.all('close').catch(() => {})
+    await pool.terminate()
+    if (!options.keepSessions) await mapLimit(sessions, REST_CONCURRENCY, session => api.deleteSession(session.id).catch(() => {}))
+  }
+}
+
+/**
+ * @param {object} level
+ * @param {LevelContext} level.context
+ * @param {number} level.editors
+ * @param {ReturnType<typeof planRooms>} level.plan
+ * @param {{ id: string }[]} level.sessions
+ * @param {number[]} level.roomSizes
+ * @param {number[][]} level.threads
+ * @param {WorkerPool} level.pool
+ */
+async function drive ({ context, editors, plan, sessions, roomSizes, threads, pool }) {
+  const { options, api, onProgress } = context
+
+  onProgress({ editors, phase: 'connecting' })
+  const rampMs = options.joinStorm ? 0 : Math.min(MAX_RAMP_MS, editors * RAMP_PER_EDITOR_MS)
+  const joinAt = now() + 50
+  const joins = await pool.all('join', worker => ({
+    editors: threads[worker].map(index => ({ index, doc: sessions[plan[index].room].id, slot: plan[index].slot, slots: plan[index].slots })),
+    at: joinAt,
+    rampMs
+  }))
+  const joined = new Set(joins.flatMap(reply => reply.joined))
+  /** @type {Record<string, number>} */
+  const joinFailures = {}
+  for (const reply of joins) for (const [reason, count] of Object.entries(reply.failures)) joinFailures[reason] = (joinFailures[reason] ?? 0) + /** @type {number} */ (count)
+
+  const startAt = now() + 50
+  const measureFrom = startAt + options.warmupMs
+  const stopAt = measureFrom + options.durationMs
+  const live = watchProgress(pool, threads.length)
+  await pool.all('start', { startAt, measureFrom, stopAt })
+
+  const ticker = setInterval(() => {
+    const t = now()
+    const warming = t < measureFrom
+    onProgress({
+      editors,
+      phase: warming ? 'warm-up' : 'measuring',
+      elapsedMs: warming ? t - startAt : t - measureFrom,
+      phaseMs: warming ? options.warmupMs : options.durationMs,
+      ...live.snapshot()
+    })
+  }, 1000)
+  // The window ends at stopAt, or earlier once every editor has run out of trace.
+  const early = new AbortController()
+  live.allFinished.then(() => early.abort())
+  let before, after, windowStart, windowEnd, cpuBefore, cpuAfter
+  try {
+    await sleepUntil(measureFrom, early.signal)
+    before = await scrape(api)
+    windowStart = now()
+    cpuBefore = process.cpuUsage()
+    await sleepUntil(stopAt, early.signal)
+    windowEnd = now()
+    cpuAfter = process.cpuUsage(cpuBefore)
+    after = await scrape(api)
+  } finally {
+    clearInterval(ticker)
+    early.abort()
+  }
+
+  onProgress({ editors, phase: 'draining' })
+  const stops = await pool.all('stop')
+  const sentBy = new Map(stops.flatMap(reply => reply.sent.map((/** @type {{ index: number, sent: number }} */ s) => [s.index, s.sent])))
+  const joinedInRoom = roomSizes.map((_, room) => plan.filter((editor, index) => editor.room === room && joined.has(index)).length)
+  let expected = 0
+  for (const [index, sent] of sentBy) expected += sent * Math.max(0, joinedInRoom[plan[index].room] - 1)
+  const drainUntil = now() + options.ackTimeoutMs
+  while (now() < drainUntil) {
+    const received = (await pool.all('received')).reduce((total, reply) => total + reply.received, 0)
+    if (received >= expected) break
+    await sleepUntil(now() + DRAIN_POLL_MS)
+  }
+
+  onProgress({ editors, phase: 'checking convergence' })
+  const parts = await pool.all('collect')
+  const convergence = await checkConvergence(api, pool, sessions, plan)
+
+  const windowMs = Math.max(1, windowEnd - windowStart)
+  const cpuPercent = (cpuAfter.user + cpuAfter.system) / 1000 / windowMs * 100
+  return summarizeLevel({ options, editors, roomSizes, threads: threads.length, rampMs, joined: joined.size, joinFailures, expected, parts, windowMs, cpuPercent, server: serverStats(before, after), convergence })
+}
+
+/**
+ * The text a room's document starts with: one region per editor (see edits/regions.js).
+ * @param {LevelContext} context
+ * @param {number} size editors in the room
+ */
+function seedContent ({ options, trace }, size) {
+  const region = trace ? trace.startContent : SyntheticEdits.seed(Math.floor(options.docSize / size))
+  return layout(Array.from({ length: size }, () => region))
+}

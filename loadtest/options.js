@@ -1,0 +1,180 @@
+import { parseArgs } from 'node:util'
+import { duration, httpUrl, integer, integerList, isLoopback, nonEmpty, number, oneOf, size } from './values.js'
+
+// Every option of the load test in one place: flag, default, unit and meaning. `parseOptions` parses
+// argv once, validates, fails naming the flag, and freezes. `--help` is generated from this table.
+
+const SECOND = 1000
+const HELP_COLUMNS = 100
+
+/**
+ * @typedef {object} Options
+ * @property {string} url server under test, when not spawned. Default http://localhost:3000.
+ * @property {'single' | 'cluster' | null} spawn start the server: one process, or PM2 workers + Redis. Default none.
+ * @property {number} clusterWorkers PM2 workers with `--spawn cluster`. Default 2.
+ * @property {number[]} editors the levels of the sweep, in editors. Default 10,25,50,100,150.
+ * @property {number} perRoom editors per document; Infinity puts each level in one document. Default 5.
+ * @property {number} rate edits per second per editor. Default 5.
+ * @property {number} durationMs measured window per level. Default 30 s.
+ * @property {number} warmupMs editing before the window, excluded from the statistics. Default 10 s.
+ * @property {number} payload characters inserted per synthetic edit. Default 8.
+ * @property {number} ackTimeoutMs how long an update waits for its ACK before it counts as timed out. Default 5 s.
+ * @property {number} awarenessRate cursor moves per second per editor (0 = none). Default 2.
+ * @property {string | null} trace editing-traces JSON file (optionally gzipped) to replay. Default none.
+ * @property {number} docSize bytes of content seeded into every document. Default 0 (a small stub).
+ * @property {boolean} joinStorm connect every editor of a level at once instead of over a ramp. Default false.
+ * @property {number} workers load-generator threads (0 = sized from the load). Default 0.
+ * @property {number} restDurationMs autocannon time per REST endpoint (0 = skip). Default 5 s.
+ * @property {number} sloAckP99Ms ACK p99 a level must meet. Default 50 ms.
+ * @property {number} sloBroadcastP99Ms broadcast p99 a level must meet. Default 100 ms.
+ * @property {string} out directory for the reports. Default reports.
+ * @property {boolean} json print the report as JSON instead of tables. Default false.
+ * @property {boolean} keepSessions leave the sessions on the server after each level. Default false.
+ * @property {string | null} apiKey sent as `Authorization: Bearer` on REST calls. Default none.
+ * @property {string | null} token sent as the Socket.IO handshake's `auth.token`. Default none.
+ * @property {boolean} allowRemote allow a --url that is not loopback. Default false.
+ */
+
+/**
+ * @typedef {object} OptionSpec
+ * @property {keyof Options | 'help'} key
+ * @property {string} [arg] placeholder of the value in --help; none for a boolean flag
+ * @property {string} [default] as written on the command line
+ * @property {(raw: string) => any} [parse]
+ * @property {string} help
+ */
+
+/** @type {OptionSpec[]} */
+export const OPTION_SPECS = [
+  { key: 'url', arg: 'URL', default: 'http://localhost:3000', parse: httpUrl, help: 'Server to test when not spawned. Loopback only unless --allow-remote.' },
+  { key: 'spawn', arg: 'MODE', parse: oneOf(/** @type {const} */ (['single', 'cluster'])), help: 'Start the server: `single` (node server/index.js on a free port, temp data dir) or `cluster` (redis-server + pm2-runtime ecosystem.config.js). Stopped at the end.' },
+  { key: 'clusterWorkers', arg: 'N', default: '2', parse: integer(1, 64), help: 'PM2 workers with --spawn cluster.' },
+  { key: 'editors', arg: 'LIST', default: '10,25,50,100,150', parse: integerList(1, 5000), help: 'Levels of the sweep: editors connected at once, comma-separated.' },
+  { key: 'perRoom', arg: 'K', default: '5', parse: perRoom, help: 'Editors per document (the last room of a level may be smaller); `all` puts each level in one document.' },
+  { key: 'rate', arg: 'N', default: '5', parse: number(0.1, 10000), help: 'Edits per second per editor, each one Yjs update awaiting its ACK (starts jittered).' },
+  { key: 'durationMs', arg: 'TIME', default: '30s', parse: duration({ min: SECOND, max: 3600 * SECOND }), help: 'Measured window per level (seconds, or 500ms, 2m).' },
+  { key: 'warmupMs', arg: 'TIME', default: '10s', parse: duration({ max: 600 * SECOND }), help: 'Editing before each window, excluded from the statistics.' },
+  { key: 'payload', arg: 'CHARS', default: '8', parse: integer(1, 100000), help: 'Characters inserted per synthetic edit (code text; deletes remove up to as many).' },
+  { key: 'ackTimeoutMs', arg: 'TIME', default: '5s', parse: duration({ min: 100, max: 120 * SECOND }), help: 'An update without an ACK after this long counts as timed out.' },
+  { key: 'awarenessRate', arg: 'N', default: '2', parse: number(0, 100), help: 'Cursor moves per second per editor, as y-protocols awareness updates (0 = none).' },
+  { key: 'trace', arg: 'FILE', parse: nonEmpty, help: 'Replay an editing trace ({startContent, endContent, txns}, .json or .json.gz) instead of synthetic edits: one transaction per edit, each editor in its own region of the document.' },
+  { key: 'docSize', arg: 'SIZE', default: '0', parse: size({ max: 64 * 1024 * 1024 }), help: 'Seed every document with this much code (e.g. 1MB) that every joiner syncs.' },
+  { key: 'joinStorm', help: 'Connect and sync every editor of a level at the same instant (reports time-to-synced) instead of over a short ramp.' },
+  { key: 'workers', arg: 'N', default: 'auto', parse: workers, help: 'Load-generator threads; `auto` sizes them from the expected message rate.' },
+  { key: 'restDurationMs', arg: 'TIME', default: '5s', parse: duration({ max: 600 * SECOND }), help: 'autocannon time per REST endpoint (create, get, list, health); 0 skips the REST section.' },
+  { key: 'sloAckP99Ms', arg: 'MS', default: '50', parse: number(0.001, 1e6), help: 'SLO: ACK p99 in milliseconds a level must meet.' },
+  { key: 'sloBroadcastP99Ms', arg: 'MS', default: '100', parse: number(0.001, 1e6), help: 'SLO: broadcast p99 in milliseconds a level must meet.' },
+  { key: 'out', arg: 'DIR', default: 'reports', parse: nonEmpty, help: 'Where to write <timestamp>/report.md, report.json and chart.svg.' },
+  { key: 'json', help: 'Print the report as JSON on stdout instead of tables.' },
+  { key: 'keepSessions', help: 'Leave each level\'s sessions on the server instead of deleting them.' },
+  { key: 'apiKey', arg: 'KEY', parse: nonEmpty, help: 'Sent as `Authorization: Bearer KEY` on REST calls.' },
+  { key: 'token', arg: 'TOKEN', parse: nonEmpty, help: 'Sent as the Socket.IO handshake\'s `auth: { token }`.' },
+  { key: 'allowRemote', help: 'Allow a --url that is not on this machine.' },
+  { key: 'help', help: 'Show this help.' }
+]
+
+export class OptionError extends Error {}
+
+/** @param {string} key */
+const flagOf = key => '--' + key.replace(/Ms$/, '').replace(/[A-Z]/g, c => '-' + c.toLowerCase())
+
+/** @returns {Readonly<Options>} every option at its default */
+export const defaultOptions = () => parseOptions([])
+
+/**
+ * @param {string[]} argv arguments after the script name
+ * @returns {Readonly<Options & { help: boolean }>}
+ */
+export function parseOptions (argv) {
+  /** @type {Record<string, { type: 'string' | 'boolean' }>} */
+  const config = {}
+  for (const spec of OPTION_SPECS) config[flagOf(spec.key).slice(2)] = { type: spec.parse ? 'string' : 'boolean' }
+  let values
+  try {
+    values = parseArgs({ args: argv, options: config, strict: true, allowPositionals: false }).values
+  } catch (err) {
+    throw new OptionError(/** @type {Error} */ (err).message)
+  }
+  /** @type {any} */
+  const options = {}
+  for (const spec of OPTION_SPECS) {
+    const flag = flagOf(spec.key)
+    const raw = values[flag.slice(2)]
+    if (!spec.parse) {
+      options[spec.key] = raw === true
+      continue
+    }
+    const text = /** @type {string | undefined} */ (raw) ?? spec.default
+    if (text === undefined) {
+      options[spec.key] = null
+      continue
+    }
+    try {
+      options[spec.key] = spec.parse(text)
+    } catch (err) {
+      throw new OptionError(`${flag} ${JSON.stringify(text)}: ${/** @type {Error} */ (err).message}`)
+    }
+  }
+  validate(options, values)
+  return Object.freeze(options)
+}
+
+/**
+ * Checks between options, once they are each valid.
+ * @param {Options} options
+ * @param {Record<string, unknown>} given the flags actually passed
+ */
+function validate (options, given) {
+  if (options.spawn && given.url !== undefined) throw new OptionError('--url and --spawn are exclusive: --spawn picks its own port')
+  if (!options.spawn && !options.allowRemote && !isLoopback(options.url)) {
+    throw new OptionError(`--url ${options.url} is not on this machine; pass --allow-remote to load a remote server`)
+  }
+  if (options.trace && options.docSize > 0) throw new OptionError('--trace and --doc-size are exclusive: a trace brings its own start content')
+}
+
+/** @param {string} raw */
+function perRoom (raw) {
+  return raw === 'all' ? Infinity : integer(1, 10000)(raw)
+}
+
+/** @param {string} raw */
+function workers (raw) {
+  return raw === 'auto' ? 0 : integer(1, 64)(raw)
+}
+
+/** The --help text, generated from OPTION_SPECS. */
+export function helpText () {
+  const rows = OPTION_SPECS.map(spec => {
+    const left = `  ${flagOf(spec.key)}${spec.arg ? ' ' + spec.arg : ''}`
+    const words = spec.help.split(' ')
+    // The default stays on one line, whole.
+    if (spec.default !== undefined && spec.default !== '0') words.push(`(default ${spec.default})`)
+    return { left, words }
+  })
+  const width = Math.max(...rows.map(row => row.left.length)) + 2
+  const wrap = (/** @type {string[]} */ words) => {
+    const lines = ['']
+    for (const word of words) {
+      if (lines[lines.length - 1].length + word.length + 1 > HELP_COLUMNS - width && lines[lines.length - 1] !== '') lines.push('')
+      lines[lines.length - 1] += (lines[lines.length - 1] === '' ? '' : ' ') + word
+    }
+    return lines.join('\n' + ' '.repeat(width))
+  }
+  return [
+    'Usage: npm run loadtest -- [options]',
+    '',
+    'Capacity load test of a Tandem server: a sweep of levels of real Socket.IO editors, each with a Y.Doc',
+    'making code edits and moving its cursor. Per level: connect and sync time, ACK and broadcast latency',
+    '(p50/p90/p99/max from HDR histograms, warm-up excluded), errors, loss, server and generator load, and',
+    'a convergence check. Then autocannon against the REST API, and a capacity verdict against the SLOs.',
+    '',
+    'Options:',
+    ...rows.map(row => row.left.padEnd(width) + wrap(row.words)),
+    '',
+    'Examples:',
+    '  npm run loadtest -- --spawn single',
+    '  npm run loadtest -- --editors 10,25,50 --per-room all',
+    '  npm run loadtest -- --trace ../shared/traces/rustcode.json.gz --editors 10',
+    ''
+  ].join('\n')
+}

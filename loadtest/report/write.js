@@ -1,0 +1,23 @@
+import { mkdir, writeFile } from 'node:fs/promises'
+import { join, resolve } from 'node:path'
+import { renderMarkdown } from './markdown.js'
+import { renderChart } from './svg.js'
+
+/**
+ * Writes report.md, report.json and chart.svg into `<out>/<timestamp>/`; returns their paths.
+ * @param {import('../run.js').Report} report
+ * @param {string} out
+ */
+export async function writeReport (report, out) {
+  const dir = resolve(out, report.startedAt.replace(/[:.]/g, '-'))
+  await mkdir(dir, { recursive: true })
+  const files = {
+    markdown: join(dir, 'report.md'),
+    json: join(dir, 'report.json'),
+    chart: join(dir, 'chart.svg')
+  }
+  await writeFile(files.markdown, renderMarkdown(report))
+  await writeFile(files.json, JSON.stringify(report, null, 2) + '\n')
+  await writeFile(files.chart, renderChart(report.levels, `Tandem: latency against editors, ${report.target.description}`))
+  return { dir, ...files }
+}

@@ -1,0 +1,114 @@
+import { TandemApi } from './api.js'
+import { loadTrace } from './edits/trace.js'
+import { runLevel } from './level.js'
+import { describeMachine } from './machine.js'
+import { runRest } from './rest.js'
+import { spawnServer } from './spawn.js'
+import { sloFailures, verdict } from './verdict.js'
+
+// The whole run: start (or reach) the server, run each level of the sweep in turn, then the REST
+// section, and assemble the report with its verdict. The server is stopped however the run ends.
+
+export const TRACE_CREDIT = 'Editing-trace format and the shared code-editing traces: Joseph Gentle\'s editing-traces collection ' +
+  '(https://github.com/josephg/editing-traces), licensed CC BY 4.0 (https://creativecommons.org/licenses/by/4.0/). ' +
+  'Credit the trace\'s author wherever these results are published.'
+
+/**
+ * @typedef {object} RunHooks
+ * @property {(progress: import('./level.js').Progress) => void} onProgress
+ * @property {(level: import('./level-result.js').LevelResult & { slo: { pass: boolean, failures: string[] } }) => void} onLevel
+ * @property {(text: string) => void} onNote
+ */
+
+/**
+ * @param {Readonly<import('./options.js').Options>} options
+ * @param {RunHooks} hooks
+ * @param {string[]} argv the command line, recorded in the report
+ */
+export async function runLoadTest (options, hooks, argv) {
+  const startedAt = new Date().toISOString()
+  const machine = describeMachine()
+  const trace = options.trace ? await loadTrace(options.trace) : null
+  const spawned = options.spawn ? await spawnServer(options.spawn, options) : null
+  const url = spawned?.url ?? options.url
+  const slo = { ackP99Ms: options.sloAckP99Ms, broadcastP99Ms: options.sloBroadcastP99Ms }
+  try {
+    const api = new TandemApi(url, options.apiKey)
+    await api.health()
+    const levels = []
+    for (const editors of options.editors) {
+      const result = await runLevel({ options, api, url, trace, onProgress: hooks.onProgress }, editors)
+      const failures = sloFailures(result, slo)
+      const level = { ...result, slo: { pass: failures.length === 0, failures } }
+      levels.push(level)
+      hooks.onLevel(level)
+    }
+    let rest = null
+    if (options.restDurationMs > 0) {
+      hooks.onNote(`REST: autocannon, ${options.restDurationMs / 1000} s per endpoint`)
+      rest = await runRest(api, { durationMs: options.restDurationMs })
+    }
+    return {
+      tool: 'tandem-loadtest',
+      startedAt,
+      finishedAt: new Date().toISOString(),
+      machine,
+      target: {
+        url,
+        mode: options.spawn ?? 'external',
+        description: spawned?.description ?? 'server at --url'
+      },
+      settings: settingsOf(options, argv),
+      trace: trace && options.trace
+        ? {
+            file: options.trace,
+            transactions: trace.txns.length,
+            patches: trace.txns.reduce((total, txn) => total + txn.patches.length, 0),
+            endLength: trace.endContent.length,
+            credit: TRACE_CREDIT
+          }
+        : null,
+      levels,
+      rest,
+      verdict: verdict(levels, slo)
+    }
+  } finally {
+    await spawned?.stop()
+  }
+}
+
+/** @typedef {Awaited<ReturnType<typeof runLoadTest>>} Report */
+
+/**
+ * The settings as the report shows them: units in seconds, no secrets.
+ * @param {Readonly<import('./options.js').Options>} options
+ * @param {string[]} argv
+ */
+function settingsOf (options, argv) {
+  return {
+    editors: options.editors,
+    perRoom: /** @type {number | 'all'} */ (options.perRoom === Infinity ? 'all' : options.perRoom),
+    rate: options.rate,
+    durationSeconds: options.durationMs / 1000,
+    warmupSeconds: options.warmupMs / 1000,
+    payload: options.payload,
+    ackTimeoutSeconds: options.ackTimeoutMs / 1000,
+    awarenessRate: options.awarenessRate,
+    trace: options.trace,
+    docSize: options.docSize,
+    joinStorm: options.joinStorm,
+    workers: /** @type {number | 'auto'} */ (options.workers === 0 ? 'auto' : options.workers),
+    restDurationSeconds: options.restDurationMs / 1000,
+    auth: { apiKey: options.apiKey !== null, token: options.token !== null },
+    command: ['npm run loadtest --', ...redact(argv).map(arg => /[^\w@%+=:,./-]/.test(arg) ? `'${arg}'` : arg)].join(' ')
+  }
+}
+
+/** The command line without the values of --api-key and --token. @param {string[]} argv */
+function redact (argv) {
+  const secret = /^--(api-key|token)(=|$)/
+  return argv.map((arg, i) => {
+    if (secret.test(arg) && arg.includes('=')) return arg.replace(/=.*/, '=***')
+    return i > 0 && secret.test(argv[i - 1]) && !argv[i - 1].includes('=') ? '***' : arg
+  })
+}

@@ -1,0 +1,148 @@
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { existsSync } from 'node:fs'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { TandemApi } from './api.js'
+import { now, sleepUntil } from './clock.js'
+
+// Starts the server under test on this machine, so one command on a fresh checkout produces a report:
+// `single` runs `node server/index.js`; `cluster` runs a redis-server and PM2 workers from
+// ecosystem.config.js. Either listens on a free loopback port with its data in a temp directory,
+// and `stop()` undoes everything.
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url))
+const READY_TIMEOUT_MS = 60000
+const STOP_TIMEOUT_MS = 15000
+const OUTPUT_TAIL_CHARS = 4000
+
+/**
+ * @typedef {object} SpawnedServer
+ * @property {string} url
+ * @property {string} description
+ * @property {() => Promise<void>} stop
+ */
+
+/**
+ * @param {'single' | 'cluster'} mode
+ * @param {{ clusterWorkers: number, apiKey: string | null }} options
+ * @returns {Promise<SpawnedServer>}
+ */
+export async function spawnServer (mode, options) {
+  return mode === 'cluster' ? spawnCluster(options) : spawnSingle(options)
+}
+
+/** @param {{ apiKey: string | null }} options */
+async function spawnSingle (options) {
+  const dir = await mkdtemp(join(tmpdir(), 'tandem-loadtest-'))
+  const port = await freePort()
+  const server = startProcess('server', process.execPath, [join(ROOT, 'server/index.js')], {
+    PORT: String(port), HOST: '127.0.0.1', DATA_DIR: join(dir, 'data'), LOG_LEVEL: 'warn'
+  })
+  const url = `http://127.0.0.1:${port}`
+  const stop = async () => {
+    await server.stop('SIGINT')
+    await rm(dir, { recursive: true, force: true })
+  }
+  await ready(url, options.apiKey, [server]).catch(async (err) => { await stop(); throw err })
+  return { url, description: 'single process (node server/index.js)', stop }
+}
+
+/** @param {{ clusterWorkers: number, apiKey: string | null }} options */
+async function spawnCluster (options) {
+  const ecosystem = join(ROOT, 'ecosystem.config.js')
+  if (!existsSync(ecosystem)) throw new Error('--spawn cluster needs ecosystem.config.js at the project root')
+  const dir = await mkdtemp(join(tmpdir(), 'tandem-loadtest-'))
+  const redisPort = await freePort()
+  const port = await freePort()
+  const redis = startProcess('redis-server', 'redis-server', ['--port', String(redisPort), '--save', '', '--appendonly', 'no', '--dir', dir], {})
+  /** @type {ReturnType<typeof startProcess> | undefined} */
+  let pm2
+  const stop = async () => {
+    await pm2?.stop('SIGINT')
+    await redis.stop('SIGTERM')
+    await rm(dir, { recursive: true, force: true })
+  }
+  try {
+    pm2 = startProcess('pm2-runtime', join(ROOT, 'node_modules/.bin/pm2-runtime'), ['start', 'ecosystem.config.js'], {
+      PM2_HOME: join(dir, 'pm2'),
+      REDIS_URL: `redis://127.0.0.1:${redisPort}`,
+      PORT: String(port),
+      WORKERS: String(options.clusterWorkers),
+      LOG_LEVEL: 'warn'
+    })
+    const url = `http://127.0.0.1:${port}`
+    await ready(url, options.apiKey, [redis, pm2])
+    return { url, description: `cluster of ${options.clusterWorkers} PM2 worker${options.clusterWorkers === 1 ? '' : 's'} + Redis`, stop }
+  } catch (err) {
+    await stop()
+    throw err
+  }
+}
+
+/**
+ * A child process whose output tail is kept for error messages.
+ * @param {string} name
+ * @param {string} command
+ * @param {string[]} args
+ * @param {Record<string, string>} env
+ */
+function startProcess (name, command, args, env) {
+  const child = spawn(command, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+  let output = ''
+  let ended = false
+  const keep = (/** @type {Buffer} */ chunk) => { output = (output + chunk).slice(-OUTPUT_TAIL_CHARS) }
+  child.stdout.on('data', keep)
+  child.stderr.on('data', keep)
+  const exited = new Promise(resolve => {
+    child.once('exit', (code, signal) => { ended = true; resolve({ code, signal }) })
+    child.once('error', (err) => { ended = true; output += String(err); resolve({ code: -1, signal: null }) })
+  })
+  return {
+    name,
+    exited,
+    get output () { return output },
+    get running () { return !ended },
+    /** Signals the process and waits for it to exit, killing it if it takes too long. @param {NodeJS.Signals} signal */
+    async stop (signal) {
+      if (ended) return
+      child.kill(signal)
+      const timer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS)
+      await exited
+      clearTimeout(timer)
+    }
+  }
+}
+
+/**
+ * Resolves once GET /api/health answers 200 with `ready: true`; fails if a process exits first.
+ * @param {string} url
+ * @param {string | null} apiKey
+ * @param {ReturnType<typeof startProcess>[]} processes
+ */
+async function ready (url, apiKey, processes) {
+  const api = new TandemApi(url, apiKey)
+  const deadline = now() + READY_TIMEOUT_MS
+  while (now() < deadline) {
+    const dead = processes.find(p => !p.running)
+    if (dead) throw new Error(`${dead.name} exited before the server was ready:\n${dead.output}`)
+    const health = await api.health().catch(() => null)
+    if (health?.ready === true) return
+    await sleepUntil(now() + 100)
+  }
+  throw new Error(`the server was not ready within ${READY_TIMEOUT_MS / 1000} s:\n${processes.map(p => p.output).join('\n')}`)
+}
+
+/** A TCP port free on loopback right now. */
+async function freePort () {
+  const server = createServer()
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  const { port } = /** @type {import('node:net').AddressInfo} */ (server.address())
+  server.close()
+  await once(server, 'close')
+  return port
+}

@@ -1,0 +1,95 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import * as Y from 'yjs'
+import { TEXT_NAME } from '../server/protocol.js'
+import { Region, layout } from '../loadtest/edits/regions.js'
+import { createHistogram, encode, merge, recordMs, summarize } from '../loadtest/histogram.js'
+import { assignThreads, planRooms } from '../loadtest/plan.js'
+import { ReceiptCursor, SendLog } from '../loadtest/send-log.js'
+
+describe('load test percentiles', () => {
+  it('merges histograms from several threads before taking percentiles', () => {
+    const fast = createHistogram()
+    const slow = createHistogram()
+    for (let i = 1; i <= 990; i++) recordMs(fast, 1)
+    for (let i = 1; i <= 10; i++) recordMs(slow, 100)
+    const total = summarize(merge([encode(fast), encode(slow)]))
+    assert.equal(total?.count, 1000)
+    assert.equal(total?.p50, 1)
+    assert.equal(total?.p90, 1)
+    assert.equal(total?.p99, 1)
+    assert.ok(Math.abs(/** @type {number} */ (total?.max) - 100) < 0.1)
+    // An average of the two threads' p99s (1 and 100 ms) would say 50.5 ms; the merged p99 is 1 ms.
+  })
+
+  it('keeps three significant digits down to a microsecond', () => {
+    const histogram = createHistogram()
+    for (const ms of [0.0123, 1.234, 12.34, 123.4]) recordMs(histogram, ms)
+    const summary = summarize(histogram)
+    assert.ok(Math.abs(/** @type {number} */ (summary?.max) - 123.4) / 123.4 < 0.001)
+    assert.equal(summarize(createHistogram()), null)
+  })
+})
+
+describe('load test send log', () => {
+  it('matches each send once, from relayed or merged updates, across senders', () => {
+    const base = 1000
+    const log = SendLog.create(2, 64)
+    const senders = [0, 1].map(index => {
+      const doc = new Y.Doc()
+      doc.clientID = base + index
+      return doc
+    })
+    /** @type {Uint8Array[][]} */
+    const updates = [[], []]
+    senders.forEach((doc, index) => {
+      for (let i = 0; i < 3; i++) {
+        const first = Y.getState(doc.store, doc.clientID)
+        doc.once('update', (/** @type {Uint8Array} */ update) => updates[index].push(update))
+        doc.getText(TEXT_NAME).insert(0, 'ab')
+        log.record(index, first, 100 * index + i)
+      }
+    })
+    const matched = []
+    const cursor = new ReceiptCursor(log)
+    const receive = (/** @type {Uint8Array} */ update) => {
+      const { from, to } = Y.parseUpdateMeta(update)
+      for (const [client, first] of from) cursor.match(client - base, first, /** @type {number} */ (to.get(client)), time => matched.push(time))
+    }
+    receive(updates[0][0])
+    receive(updates[0][0]) // a duplicate counts once
+    receive(Y.mergeUpdates([updates[0][1], updates[0][2], updates[1][0], updates[1][1]]))
+    receive(updates[1][2])
+    assert.deepEqual(matched.sort((a, b) => a - b), [0, 1, 2, 100, 101, 102])
+  })
+})
+
+describe('load test regions', () => {
+  it('keeps each editor inside its own region while others edit theirs', () => {
+    const docs = [0, 1, 2].map(() => new Y.Doc())
+    docs[0].getText(TEXT_NAME).insert(0, layout(['aaa', 'bbb', 'ccc']))
+    const state = Y.encodeStateAsUpdate(docs[0])
+    for (const doc of docs.slice(1)) Y.applyUpdate(doc, state)
+    const regions = docs.map((doc, slot) => new Region(doc.getText(TEXT_NAME), slot, 3))
+    // Concurrent edits at both ends of every region, then sync everyone.
+    docs.forEach((doc, slot) => {
+      const text = doc.getText(TEXT_NAME)
+      text.insert(regions[slot].end(), `>${slot}`)
+      text.delete(regions[slot].start(), 1)
+      text.insert(regions[slot].start(), `<${slot}`)
+    })
+    const merged = Y.mergeUpdates(docs.map(doc => Y.encodeStateAsUpdate(doc)))
+    for (const doc of docs) Y.applyUpdate(doc, merged)
+    const text = docs[0].getText(TEXT_NAME).toString()
+    assert.equal(text, layout(['<0aa>0', '<1bb>1', '<2cc>2']))
+    assert.equal(text.slice(regions[1].start(), regions[1].end()), '<1bb>1')
+  })
+})
+
+describe('load test layout', () => {
+  it('fills rooms in order and gives threads contiguous editors', () => {
+    assert.deepEqual(planRooms(7, 3).map(e => `${e.room}:${e.slot}/${e.slots}`), ['0:0/3', '0:1/3', '0:2/3', '1:0/3', '1:1/3', '1:2/3', '2:0/1'])
+    assert.deepEqual(planRooms(3, Infinity).map(e => e.room), [0, 0, 0])
+    assert.deepEqual(assignThreads(5, 2), [[0, 1], [2, 3, 4]])
+  })
+})

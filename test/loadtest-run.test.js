@@ -1,0 +1,97 @@
+import assert from 'node:assert/strict'
+import { execFile } from 'node:child_process'
+import { readFile, readdir } from 'node:fs/promises'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+import { after, before, describe, it } from 'node:test'
+import { formatMs } from '../loadtest/report/format.js'
+import { tempDataDir } from './helpers/server.js'
+
+const CLI = new URL('../loadtest/cli.js', import.meta.url).pathname
+const run = promisify(execFile)
+
+/** Rows of the markdown table under `heading`, as arrays of cell texts. @param {string} markdown @param {string} heading */
+function tableAfter (markdown, heading) {
+  const lines = markdown.slice(markdown.indexOf(heading)).split('\n')
+  const start = lines.findIndex(line => line.startsWith('|'))
+  const rows = []
+  for (const line of lines.slice(start + 2)) {
+    if (!line.startsWith('|')) break
+    rows.push(line.split('|').slice(1, -1).map(cell => cell.trim()))
+  }
+  return rows
+}
+
+describe('npm run loadtest, a small run against a server it spawns', () => {
+  /** @type {any} */
+  let report
+  let markdown = ''
+  /** @type {string[]} */
+  let files = []
+  /** @type {Awaited<ReturnType<typeof tempDataDir>>} */
+  let out
+
+  before(async () => {
+    out = await tempDataDir()
+    const { stdout } = await run(process.execPath, [CLI, '--spawn', 'single', '--editors', '2,4', '--per-room', '2', '--warmup', '1',
+      '--duration', '2', '--rest-duration', '1', '--json', '--out', out.dir], { timeout: 120000 })
+    report = JSON.parse(stdout)
+    const [dir] = await readdir(out.dir)
+    files = await readdir(join(out.dir, dir))
+    markdown = await readFile(join(out.dir, dir, 'report.md'), 'utf8')
+  })
+
+  after(() => out.remove())
+
+  it('writes report.md, report.json and chart.svg, and the JSON it prints is report.json', async () => {
+    assert.deepEqual(files.sort(), ['chart.svg', 'report.json', 'report.md'])
+    const [dir] = await readdir(out.dir)
+    assert.deepEqual(JSON.parse(await readFile(join(out.dir, dir, 'report.json'), 'utf8')), report)
+  })
+
+  it('measures each level with real, consistent numbers', () => {
+    assert.deepEqual(report.levels.map((/** @type {any} */ level) => level.editors), [2, 4])
+    for (const level of report.levels) {
+      const { updates, broadcast, connect } = level
+      assert.equal(connect.joined, level.editors)
+      assert.equal(level.rooms, level.editors / 2)
+      assert.ok(updates.sent > 0, 'edits were sent')
+      assert.equal(updates.acked + updates.refused + updates.timedOut, updates.sent)
+      // Rooms of two: every edit is expected once, at the other editor of its room.
+      assert.equal(broadcast.expected, updates.sent)
+      assert.ok(broadcast.received <= broadcast.expected)
+      assert.equal(broadcast.lost, 0, 'nothing lost on an idle loopback')
+      assert.equal(updates.timedOut + updates.refused, 0)
+      assert.equal(level.ackMs.count, updates.acked)
+      assert.equal(level.broadcast.latencyMs.count, broadcast.received)
+      assert.ok(level.ackMs.p50 > 0 && level.ackMs.p50 <= level.ackMs.p99 && level.ackMs.p99 <= level.ackMs.max)
+      assert.ok(level.awareness.sent > 0 && level.awareness.received > 0, 'cursors moved')
+      assert.equal(level.convergence.converged, true)
+      assert.equal(level.convergence.editors, level.editors)
+      assert.ok(level.server.updates > 0 && level.server.cpuPercent > 0 && level.server.rssMB > 0)
+      assert.ok(level.generator.cpuPercent > 0)
+      assert.equal(typeof level.slo.pass, 'boolean')
+    }
+    assert.deepEqual(report.rest.map((/** @type {any} */ r) => r.endpoint), ['POST /api/sessions', 'GET /api/sessions/:id', 'GET /api/sessions', 'GET /api/health'])
+    for (const rest of report.rest) assert.ok(rest.requests > 0 && rest.non2xx === 0, rest.endpoint)
+    assert.equal(typeof report.verdict.summary, 'string')
+    assert.equal(report.target.mode, 'single')
+  })
+
+  it('shows in report.md exactly the figures of report.json', () => {
+    const updates = tableAfter(markdown, '## Updates')
+    const broadcasts = tableAfter(markdown, '## Broadcasts')
+    assert.equal(updates.length, report.levels.length)
+    report.levels.forEach((/** @type {any} */ level, /** @type {number} */ i) => {
+      assert.deepEqual(updates[i], [String(level.editors), `${level.rooms} × ${level.perRoom}`, level.updates.achievedRate.toFixed(2),
+        String(level.updates.sent), String(level.updates.acked), String(level.updates.timedOut), String(level.updates.refused),
+        formatMs(level.ackMs.p50), formatMs(level.ackMs.p90), formatMs(level.ackMs.p99), formatMs(level.ackMs.max)])
+      const latency = level.broadcast.latencyMs
+      assert.deepEqual(broadcasts[i].slice(0, 8), [String(level.editors), String(level.broadcast.expected), String(level.broadcast.received),
+        String(level.broadcast.lost), formatMs(latency.p50), formatMs(latency.p90), formatMs(latency.p99), formatMs(latency.max)])
+      assert.equal(broadcasts[i][10], 'yes')
+    })
+    assert.ok(markdown.includes(report.verdict.summary))
+    assert.deepEqual(tableAfter(markdown, '## REST').map(row => row[1]), report.rest.map((/** @type {any} */ r) => String(r.requests)))
+  })
+})
