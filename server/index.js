@@ -1,5 +1,5 @@
 import { createServer } from './app.js'
-import { ConfigError, loadConfig } from './config.js'
+import { ConfigError, loadConfig, usesRedis } from './config.js'
 import { createLogger } from './logger.js'
 
 // The process around the server: reads the environment, listens, tells PM2 it is ready, and shuts
@@ -8,6 +8,11 @@ import { createLogger } from './logger.js'
 let config
 try {
   config = loadConfig(process.env)
+  // PM2 cluster workers share one port and one balancer: without Redis each would hold its own
+  // documents (and fight over one LevelDB directory).
+  if (process.env.exec_mode === 'cluster_mode' && !usesRedis(config)) {
+    throw new ConfigError('a PM2 cluster needs REDIS_URL (or REDIS_CLUSTER_NODES): workers share documents through Redis')
+  }
 } catch (err) {
   if (!(err instanceof ConfigError)) throw err
   process.stderr.write(`tandem: ${err.message}\n`)

@@ -1,0 +1,24 @@
+// A PM2 cluster of Tandem workers: `npm run cluster` on a VPS, `pm2-runtime ecosystem.config.js` in a
+// container. Every worker needs REDIS_URL (or REDIS_CLUSTER_NODES): documents, sessions and
+// broadcasts go through Redis, which is what lets PM2's non-sticky balancer send any connection to
+// any worker. PM2 loads this file with require(), so it exports `apps` by name.
+
+const workers = process.env.WORKERS ?? 'max'
+
+export const apps = [{
+  name: 'tandem',
+  script: 'server/index.js',
+  exec_mode: 'cluster',
+  // A number, or `max` for one worker per CPU.
+  instances: workers === 'max' ? 'max' : Number(workers),
+  // A worker counts as started once it listens and sends 'ready' (server/index.js), so a reload
+  // replaces workers one by one without a moment with none serving.
+  wait_ready: true,
+  listen_timeout: 20000,
+  // Longer than a worker's drain (SHUTDOWN_TIMEOUT_MS, 10 s by default): PM2 sends SIGINT, the worker
+  // closes Socket.IO (clients reconnect to another worker), flushes documents and exits by itself.
+  kill_timeout: 15000,
+  // Restart a crashed worker at once, then back off if it keeps crashing.
+  exp_backoff_restart_delay: 100,
+  merge_logs: true
+}]

@@ -1,0 +1,73 @@
+import { execFile } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
+import { eventually, freePort } from './processes.js'
+import { tempDataDir } from './server.js'
+
+const run = promisify(execFile)
+const ROOT = fileURLToPath(new URL('../..', import.meta.url))
+const PM2 = fileURLToPath(new URL('../../node_modules/.bin/pm2', import.meta.url))
+
+/**
+ * A real PM2 cluster started from ecosystem.config.js, exactly as `npm run cluster` starts it, with
+ * its own PM2_HOME so it touches no other PM2 on the machine.
+ * @param {{ redisUrl: string, workers?: number, env?: Record<string, string> }} options
+ */
+export async function startCluster ({ redisUrl, workers = 2, env = {} }) {
+  const home = await tempDataDir()
+  const port = await freePort()
+  const pm2Env = {
+    ...process.env,
+    PM2_HOME: home.dir,
+    REDIS_URL: redisUrl,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    WORKERS: String(workers),
+    LOG_LEVEL: 'warn',
+    ...env
+  }
+  /** @param {...string} args */
+  const pm2 = (...args) => run(PM2, args, { cwd: ROOT, env: pm2Env })
+  const url = `http://127.0.0.1:${port}`
+
+  /** Every worker online and the cluster answering ready. */
+  async function ready () {
+    await eventually(async () => {
+      const online = (await list()).filter(p => p.status === 'online')
+      if (online.length !== workers) return false
+      const res = await fetch(`${url}/api/health`)
+      return res.ok && (await res.json()).ready
+    }, { timeoutMs: 30000, what: 'PM2 cluster ready' })
+  }
+
+  /** @returns {Promise<{ pid: number, instance: number, status: string, restarts: number }[]>} */
+  async function list () {
+    const { stdout } = await pm2('jlist')
+    return JSON.parse(stdout).map((/** @type {any} */ p) => ({
+      pid: p.pid,
+      instance: p.pm2_env.NODE_APP_INSTANCE,
+      status: p.pm2_env.status,
+      restarts: p.pm2_env.restart_time
+    }))
+  }
+
+  await pm2('start', 'ecosystem.config.js')
+  await ready()
+  return {
+    url,
+    list,
+    ready,
+    /** Rolls every worker, one at a time, as `pm2 reload tandem` does in production. */
+    reload: () => pm2('reload', 'tandem'),
+    /** Starts the whole cluster again after `stop`. */
+    async start () {
+      await pm2('start', 'ecosystem.config.js')
+      await ready()
+    },
+    stop: () => pm2('delete', 'tandem'),
+    async remove () {
+      await pm2('kill').catch(() => {})
+      await home.remove()
+    }
+  }
+}

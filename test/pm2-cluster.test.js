@@ -1,0 +1,125 @@
+import assert from 'node:assert/strict'
+import { after, before, describe, it } from 'node:test'
+import { io } from 'socket.io-client'
+import { eventually, missing } from './helpers/processes.js'
+import { startCluster } from './helpers/pm2.js'
+import { openDoc } from './helpers/provider.js'
+import { startRedis } from './helpers/redis.js'
+import { api, contentOf, createSession } from './helpers/server.js'
+
+// A real PM2 cluster of two workers from ecosystem.config.js, a real redis-server, and editors on the
+// shipped provider (which reconnects, rejoins and resends what was not acknowledged).
+
+describe('PM2 cluster of two workers', { skip: missing('redis-server') }, () => {
+  /** @type {Awaited<ReturnType<typeof startRedis>>} */
+  let redis
+  /** @type {Awaited<ReturnType<typeof startCluster>>} */
+  let cluster
+  /** @type {ReturnType<typeof openDoc>[]} */
+  const docs = []
+  /** @param {string} id */
+  const editor = (id) => {
+    const doc = openDoc(cluster.url, id)
+    docs.push(doc)
+    return doc
+  }
+
+  before(async () => {
+    redis = await startRedis()
+    cluster = await startCluster({ redisUrl: redis.url, workers: 2 })
+  })
+  after(async () => {
+    for (const doc of docs) doc.destroy()
+    await cluster?.remove()
+    await redis?.remove()
+  })
+
+  /** Editors that each append a numbered token every `everyMs`; returns a stop function. */
+  function type (/** @type {ReturnType<typeof openDoc>[]} */ editors, everyMs = 20) {
+    let n = 0
+    const timer = setInterval(() => {
+      editors.forEach((e, i) => e.append(`[${i}:${n}]`))
+      n++
+    }, everyMs)
+    return { stop: () => clearInterval(timer), tokens: () => editors.flatMap((_, i) => Array.from({ length: n }, (_, k) => `[${i}:${k}]`)) }
+  }
+
+  /** @param {ReturnType<typeof openDoc>[]} editors @param {string} id */
+  async function converged (editors, id) {
+    await eventually(async () => editors.every(e => e.settled() && e.text() === editors[0].text()) &&
+      await contentOf(cluster.url, id) === editors[0].text(), { timeoutMs: 30000, what: 'editors converged' })
+  }
+
+  it('spreads editors over both workers, which see each other\'s edits', async () => {
+    const session = await createSession(cluster.url)
+    const editors = [editor(session.id), editor(session.id), editor(session.id), editor(session.id)]
+    await eventually(async () => editors.every(e => e.provider.status === 'connected'), { what: 'connected' })
+    const typing = type(editors)
+    await new Promise(resolve => setTimeout(resolve, 500))
+    typing.stop()
+    await converged(editors, session.id)
+    const text = editors[0].text()
+    assert.deepEqual(typing.tokens().filter(token => !text.includes(token)), [])
+
+    const metrics = (await api(cluster.url, '/metrics')).body
+    const perWorker = [...metrics.matchAll(/^tandem_editors\{worker="([^"]+)"\} (\d+)/gm)]
+    assert.equal(perWorker.length, 2, 'one scrape returns both workers\' series')
+    assert.ok(perWorker.every(([, , count]) => Number(count) > 0), `editors on both workers: ${perWorker.map(m => m[0]).join(', ')}`)
+  })
+
+  it('loses no acknowledged edit when a worker is killed with SIGKILL while editors type', async (t) => {
+    const session = await createSession(cluster.url)
+    const editors = [editor(session.id), editor(session.id), editor(session.id), editor(session.id)]
+    await eventually(async () => editors.every(e => e.provider.status === 'connected'), { what: 'connected' })
+    const typing = type(editors)
+    await new Promise(resolve => setTimeout(resolve, 300))
+    const [victim] = await cluster.list()
+    process.kill(victim.pid, 'SIGKILL')
+    const killedAt = performance.now()
+    await new Promise(resolve => setTimeout(resolve, 700))
+    typing.stop()
+    await converged(editors, session.id)
+    t.diagnostic(`reconnected, resynced and converged ${Math.round(performance.now() - killedAt)} ms after the kill (typing went on for 700 ms of it)`)
+    const text = await contentOf(cluster.url, session.id)
+    assert.deepEqual(typing.tokens().filter(token => !text.includes(token)), [])
+    await eventually(async () => (await cluster.list()).some(p => p.instance === victim.instance && p.pid !== victim.pid && p.status === 'online'),
+      { timeoutMs: 20000, what: 'PM2 restarted the worker' })
+  })
+
+  it('rolls workers one by one on `pm2 reload`, and editors resync on their own', async () => {
+    const session = await createSession(cluster.url)
+    const editors = [editor(session.id), editor(session.id), editor(session.id)]
+    await eventually(async () => editors.every(e => e.provider.status === 'connected'), { what: 'connected' })
+    const before = await cluster.list()
+    const typing = type(editors, 30)
+    await cluster.reload()
+    typing.stop()
+    const afterReload = await cluster.list()
+    assert.ok(afterReload.every(p => !before.some(b => b.pid === p.pid)), 'every worker was replaced')
+    await converged(editors, session.id)
+    const text = await contentOf(cluster.url, session.id)
+    assert.deepEqual(typing.tokens().filter(token => !text.includes(token)), [])
+  })
+
+  it('refuses a long-polling client at once instead of leaving it hanging', async () => {
+    const socket = io(cluster.url, { transports: ['polling'], reconnection: false })
+    const started = performance.now()
+    const error = await new Promise(resolve => socket.once('connect_error', resolve))
+    socket.close()
+    assert.ok(error instanceof Error)
+    assert.ok(performance.now() - started < 2000)
+  })
+
+  it('brings sessions and documents back after the whole cluster restarts', async () => {
+    const session = await createSession(cluster.url, { name: 'kept', content: 'before restart\n' })
+    const [alice] = [editor(session.id)]
+    await eventually(async () => alice.provider.status === 'connected', { what: 'connected' })
+    alice.append('typed\n')
+    await eventually(async () => alice.settled(), { what: 'acknowledged' })
+    alice.destroy()
+    await cluster.stop()
+    await cluster.start()
+    assert.equal((await api(cluster.url, `/api/sessions/${session.id}`)).body.name, 'kept')
+    assert.equal(await contentOf(cluster.url, session.id), 'before restart\ntyped\n')
+  })
+})
