@@ -46,6 +46,8 @@ export async function connectRedis (config, role, logger, { subscriber = false, 
     }), {
       enableOfflineQueue: common.enableOfflineQueue,
       clusterRetryStrategy: common.retryStrategy,
+      // The sharded adapter's SSUBSCRIBE channels live on the master owning their slot.
+      shardedSubscribers: subscriber,
       redisOptions: { maxRetriesPerRequest: common.maxRetriesPerRequest, commandTimeout: common.commandTimeout, connectionName: common.connectionName }
     })
     : new Redis(config.redisUrl, common)
