@@ -30,7 +30,7 @@ export function createMetrics ({ worker, ...gauges }) {
       buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
       registers
     }),
-    broadcasts: new client.Counter({ name: 'tandem_broadcast_deliveries_total', help: 'Updates and awareness messages sent to other editors', labelNames: ['event'], registers }),
+    broadcasts: new client.Counter({ name: 'tandem_broadcast_deliveries_total', help: 'Updates and awareness messages relayed to the other editors of the room connected to the same worker', labelNames: ['event'], registers }),
     refusals: new client.Counter({ name: 'tandem_refusals_total', help: 'Requests and events refused, by error code', labelNames: ['code', 'event'], registers }),
     docLoadDuration: new client.Histogram({
       name: 'tandem_document_load_duration_seconds',

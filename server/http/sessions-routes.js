@@ -1,6 +1,6 @@
 import { Router } from 'express'
 import * as Y from 'yjs'
-import { AppError } from '../errors.js'
+import { AppError, fromStorage } from '../errors.js'
 import { DOC_ID_PATTERN, TEXT_NAME } from '../protocol.js'
 import { contentQuery, createSessionBody, listSessionsQuery, parse, updateSessionBody } from './validation.js'
 
@@ -48,6 +48,8 @@ export function sessionsRoutes ({ sessions, registry }) {
     await sessions.record(req.params.id)
     const doc = await registry.open(req.params.id)
     try {
+      // Another process may have stored edits this copy has not read yet.
+      await fromStorage(doc.catchUp())
       if (format === 'yjs') {
         res.type('application/octet-stream').send(Buffer.from(Y.encodeStateAsUpdate(doc.ydoc)))
       } else {

@@ -6,6 +6,9 @@ import { closeForEditors } from './editors.js'
 // server-side events, which relay small control messages; document contents never travel this way
 // (they live in the store). In a single process every call here is answered locally.
 
+/** Delay, and so the longest a worker's copy of a busy document lags behind the stream, in ms. */
+const NOTIFY_INTERVAL_MS = 50
+
 const CLUSTER_EVENTS = Object.freeze({
   DOC_STORED: 'tandem:doc-stored',
   SESSION_DELETED: 'tandem:session-deleted',
@@ -22,6 +25,8 @@ const CLUSTER_EVENTS = Object.freeze({
  * @param {import('pino').Logger} deps.logger
  */
 export function createCluster (io, { enabled, registry, metrics, logger }) {
+  /** @type {Set<string>} documents with a doc-stored notice waiting to go out */
+  const notifying = new Set()
   /** @param {string[]} docIds */
   const localCounts = docIds => docIds.map(id => registry.editorCount(id))
 
@@ -60,9 +65,19 @@ export function createCluster (io, { enabled, registry, metrics, logger }) {
   }
 
   return {
-    /** @param {string} docId */
+    /**
+     * Tells the other processes that a document has new stored updates, at most once per
+     * NOTIFY_INTERVAL_MS per document: a busy document would otherwise cost every worker a stream
+     * read per write. Joins never depend on it; they read the stream themselves.
+     * @param {string} docId
+     */
     docStored (docId) {
-      if (enabled) io.serverSideEmit(CLUSTER_EVENTS.DOC_STORED, docId)
+      if (!enabled || notifying.has(docId)) return
+      notifying.add(docId)
+      setTimeout(() => {
+        notifying.delete(docId)
+        io.serverSideEmit(CLUSTER_EVENTS.DOC_STORED, docId)
+      }, NOTIFY_INTERVAL_MS).unref()
     },
 
     /** Closes a deleted session for its editors in every process. @param {string} docId */

@@ -38,29 +38,33 @@ export async function openBackend (config, logger) {
     }
   }
 
+  // Three connections: stored updates, published broadcasts and subscriptions. A broadcast must not
+  // queue behind a batch of XADDs on a shared connection: the sharded adapter delivers even to local
+  // sockets only once its SPUBLISH has been answered.
   const data = await connectRedis(config, 'data', logger)
+  const publisher = await connectRedis(config, 'pub', logger)
   const subscriber = await connectRedis(config, 'sub', logger, { subscriber: true })
+  const clients = [subscriber, publisher, data]
   if (config.redisWaitAof) {
     await checkWaitAof(data).catch(async (err) => {
-      await Promise.all([closeRedis(subscriber), closeRedis(data)])
+      await Promise.all(clients.map(closeRedis))
       throw err
     })
   }
   // The classic adapter publishes without handling a rejected promise; during a Redis outage that
   // would be an unhandled rejection, so its publisher logs and swallows failures instead.
   const adapter = config.redisAdapter === 'sharded'
-    ? createShardedAdapter(data, subscriber)
-    : createAdapter(publishingSafely(data, logger), subscriber, { key: 'tandem', requestsTimeout: 2000 })
+    ? createShardedAdapter(publisher, subscriber)
+    : createAdapter(publishingSafely(publisher, logger), subscriber, { key: 'tandem', requestsTimeout: 2000 })
   return {
     storage: 'redis',
     broadcast: `redis-${config.redisAdapter}`,
     docStore: new RedisDocStore(data, { waitAof: config.redisWaitAof }),
     sessionStore: new RedisSessionStore(data),
     adapter,
-    isReady: () => isReady(data) && isReady(subscriber),
+    isReady: () => clients.every(isReady),
     close: async () => {
-      await closeRedis(subscriber)
-      await closeRedis(data)
+      for (const client of clients) await closeRedis(client)
     }
   }
 }
