@@ -13,6 +13,8 @@ RUN npm run build && npm prune --omit=dev
 # Debian rather than Alpine: classic-level ships prebuilt binaries for glibc.
 FROM node:20-bookworm-slim
 ENV NODE_ENV=production
+# pm2-runtime from the app's own dependencies, started directly rather than through npx.
+ENV PATH=/app/node_modules/.bin:$PATH
 WORKDIR /app
 COPY --from=build --chown=node:node /app ./
 # The image's unprivileged user; PM2 keeps its state in /home/node/.pm2.
@@ -21,6 +23,7 @@ EXPOSE 3000
 # 503 while storage is unreachable or the workers are draining; node's fetch, as the image has no curl.
 HEALTHCHECK --interval=10s --timeout=5s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/api/health', { signal: AbortSignal.timeout(4000) }).then(res => process.exit(res.ok ? 0 : 1), () => process.exit(1))"]
-# pm2 is a runtime dependency, so npx finds it in node_modules. pm2-runtime stays in the foreground
-# and, on SIGTERM, stops each worker within kill_timeout (15 s): give `docker stop` more than that.
-CMD ["npx", "pm2-runtime", "ecosystem.config.js"]
+# pm2 is a runtime dependency. Not `npx pm2-runtime`: npx runs it under `sh -c`, which dies on
+# SIGTERM without passing it on, and the workers would be killed without draining. pm2-runtime
+# itself stops each worker within kill_timeout (15 s): give `docker stop` more than that.
+CMD ["pm2-runtime", "ecosystem.config.js"]

@@ -73,6 +73,16 @@ function effective (location, name) {
   return directives(server, name)
 }
 
+/**
+ * The command starts pm2-runtime with the ecosystem file, and not through npm or npx: those run it
+ * under `sh -c`, which does not pass SIGTERM on, so workers would be killed without draining.
+ * @param {string} command
+ */
+function assertStartsPm2Runtime (command) {
+  assert.match(command, /pm2-runtime\s+ecosystem\.config\.js/)
+  assert.doesNotMatch(command, /^(npx|npm)\b/, `${command}: SIGTERM would not reach pm2-runtime`)
+}
+
 /** nginx size (`2m`, `512k`, bytes) in bytes. @param {string} size */
 const bytes = size => Number.parseInt(size, 10) * ({ k: 1024, m: 1024 ** 2, g: 1024 ** 3 }[size.slice(-1).toLowerCase()] ?? 1)
 
@@ -109,7 +119,7 @@ describe('docker-compose.yml', () => {
 
     it(`runs ${name} as a PM2 cluster built from the Dockerfile`, () => {
       assert.ok(services[name].build, `${name} is not built from the Dockerfile`)
-      assert.match(commandOf(services[name].command) || cmdOfDockerfile(), /pm2-runtime\s+ecosystem\.config\.js/)
+      assertStartsPm2Runtime(commandOf(services[name].command) || cmdOfDockerfile())
     })
 
     it(`checks ${name}'s health on /api/health and starts it once redis is healthy`, () => {
@@ -177,7 +187,7 @@ describe('render.yaml', () => {
     assert.equal(web.runtime, 'node')
     assert.match(web.buildCommand, /npm ci/)
     assert.match(web.buildCommand, /npm run build/)
-    assert.match(web.startCommand, /pm2-runtime\s+ecosystem\.config\.js/)
+    assertStartsPm2Runtime(web.startCommand)
     assert.equal(web.healthCheckPath, '/api/health')
   })
 
@@ -224,7 +234,7 @@ describe('Dockerfile', () => {
   })
 
   it('runs pm2-runtime ecosystem.config.js as a non-root user', () => {
-    assert.match(cmdOfDockerfile(), /pm2-runtime\s+ecosystem\.config\.js/)
+    assertStartsPm2Runtime(cmdOfDockerfile())
     const user = dockerfile.filter(([op]) => op === 'USER').at(-1)?.[1]
     assert.ok(user && !['root', '0'].includes(user), 'the image runs as root')
   })
