@@ -13,7 +13,7 @@ RUN npm run build && npm prune --omit=dev
 # Debian rather than Alpine: classic-level ships prebuilt binaries for glibc.
 FROM node:20-bookworm-slim
 ENV NODE_ENV=production
-# pm2-runtime from the app's own dependencies, started directly rather than through npx.
+# pm2-runtime and the other binaries of the app's dependencies.
 ENV PATH=/app/node_modules/.bin:$PATH
 WORKDIR /app
 COPY --from=build --chown=node:node /app ./
