@@ -1,0 +1,29 @@
+# Tandem as a PM2 cluster under pm2-runtime. Every worker needs REDIS_URL (documents, sessions and
+# broadcasts live in Redis); docker-compose.yml wires one up. Build: docker build -t tandem .
+
+# The build stage needs the dev dependencies (esbuild, CodeMirror) for the browser bundle, then
+# drops them so the runtime stage copies only what the server loads.
+FROM node:20-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY . .
+RUN npm run build && npm prune --omit=dev
+
+# Debian rather than Alpine: classic-level ships prebuilt binaries for glibc.
+FROM node:20-bookworm-slim
+ENV NODE_ENV=production
+# pm2-runtime and the other binaries of the app's dependencies.
+ENV PATH=/app/node_modules/.bin:$PATH
+WORKDIR /app
+COPY --from=build --chown=node:node /app ./
+# The image's unprivileged user; PM2 keeps its state in /home/node/.pm2.
+USER node
+EXPOSE 3000
+# 503 while storage is unreachable or the workers are draining; node's fetch, as the image has no curl.
+HEALTHCHECK --interval=10s --timeout=5s --start-period=30s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/api/health', { signal: AbortSignal.timeout(4000) }).then(res => process.exit(res.ok ? 0 : 1), () => process.exit(1))"]
+# pm2 is a runtime dependency. Not `npx pm2-runtime`: npx runs it under `sh -c`, which dies on
+# SIGTERM without passing it on, and the workers would be killed without draining. pm2-runtime
+# itself stops each worker within kill_timeout (15 s): give `docker stop` more than that.
+CMD ["pm2-runtime", "ecosystem.config.js"]
