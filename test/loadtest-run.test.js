@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { after, before, describe, it } from 'node:test'
 import { formatMs } from '../loadtest/report/format.js'
+import { missing } from './helpers/processes.js'
 import { tempDataDir } from './helpers/server.js'
 
 const CLI = new URL('../loadtest/cli.js', import.meta.url).pathname
@@ -93,5 +94,23 @@ describe('npm run loadtest, a small run against a server it spawns', () => {
     })
     assert.ok(markdown.includes(report.verdict.summary))
     assert.deepEqual(tableAfter(markdown, '## REST').map(row => row[1]), report.rest.map((/** @type {any} */ r) => String(r.requests)))
+  })
+})
+
+describe('npm run loadtest --spawn cluster', { skip: missing('redis-server') }, () => {
+  it('starts redis-server and a 2-worker PM2 cluster itself, sums every worker\'s metrics, and stops them', async () => {
+    const out = await tempDataDir()
+    const { stdout } = await run(process.execPath, [CLI, '--spawn', 'cluster', '--editors', '4', '--per-room', '2', '--warmup', '1',
+      '--duration', '2', '--rest-duration', '0', '--json', '--out', out.dir], { timeout: 120000 })
+    const report = JSON.parse(stdout)
+    await out.remove()
+    assert.equal(report.target.mode, 'cluster')
+    const [level] = report.levels
+    assert.equal(level.updates.acked, level.updates.sent)
+    assert.equal(level.broadcast.lost, 0)
+    assert.equal(level.convergence.converged, true)
+    // Counted by the workers themselves from one /metrics scrape: with editors spread over both
+    // workers, one worker's count alone would be about half (window edges shift it a little).
+    assert.ok(level.server.updates > 0.75 * level.updates.acked, `${level.server.updates} of ${level.updates.acked} updates counted by the workers`)
   })
 })
