@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { EVENTS } from '../server/protocol.js'
-import { TestEditor, waitFor } from './helpers/editor.js'
+import { editorPool, waitFor } from './helpers/editor.js'
 import { missing } from './helpers/processes.js'
 import { startRedisCluster } from './helpers/redis-cluster.js'
 import { api, contentOf, createSession, startServer } from './helpers/server.js'
@@ -16,14 +16,8 @@ describe('two servers on a 3-master Redis Cluster', { skip: missing('redis-serve
   let a
   /** @type {Awaited<ReturnType<typeof startServer>>} */
   let b
-  /** @type {TestEditor[]} */
-  const editors = []
-  /** @param {{ url: string }} server */
-  const editorOn = (server) => {
-    const editor = new TestEditor(server.url)
-    editors.push(editor)
-    return editor
-  }
+  const pool = editorPool()
+  const editorOn = pool.on
 
   before(async () => {
     cluster = await startRedisCluster()
@@ -31,7 +25,7 @@ describe('two servers on a 3-master Redis Cluster', { skip: missing('redis-serve
     b = await startServer({ redisClusterNodes: cluster.nodes, nodeName: 'host-b', compactAfterUpdates: 10 })
   })
   after(async () => {
-    for (const editor of editors) editor.close()
+    pool.closeAll()
     await a?.close()
     await b?.close()
     await cluster?.remove()

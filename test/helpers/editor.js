@@ -95,6 +95,25 @@ export class TestEditor {
 }
 
 /**
+ * Editors opened on any server during a suite, closed together at its end.
+ */
+export function editorPool () {
+  /** @type {TestEditor[]} */
+  const editors = []
+  return {
+    /** @param {{ url: string }} server */
+    on (server) {
+      const editor = new TestEditor(server.url)
+      editors.push(editor)
+      return editor
+    },
+    closeAll () {
+      for (const editor of editors) editor.close()
+    }
+  }
+}
+
+/**
  * Resolves when `predicate` holds (polled every 5 ms), rejects after `timeoutMs`.
  * @param {() => boolean} predicate
  * @param {number} [timeoutMs]

@@ -45,3 +45,18 @@ export async function eventually (check, { timeoutMs = 10000, intervalMs = 50, w
   }
   throw new Error(`${what} not met within ${timeoutMs} ms${lastError ? `: ${lastError}` : ''}`)
 }
+
+/**
+ * Cleanups for one test, run after it in reverse order of registration (editors, then servers,
+ * then Redis), whether it passed or not, so a failed assertion cannot leave a process running.
+ * @param {import('node:test').TestContext} t
+ * @returns {(cleanup: () => unknown) => void}
+ */
+export function deferrals (t) {
+  /** @type {(() => unknown)[]} */
+  const cleanups = []
+  t.after(async () => {
+    for (const cleanup of cleanups.reverse()) await cleanup()
+  })
+  return cleanup => { cleanups.push(cleanup) }
+}
