@@ -64,7 +64,7 @@ export const OPTION_SPECS = [
   { key: 'restDurationMs', arg: 'TIME', default: '5s', parse: duration({ max: 600 * SECOND }), help: 'autocannon time per REST endpoint (create, get, list, health); 0 skips the REST section.' },
   { key: 'sloAckP99Ms', arg: 'MS', default: '50', parse: number(0.001, 1e6), help: 'SLO: ACK p99 in milliseconds a level must meet.' },
   { key: 'sloBroadcastP99Ms', arg: 'MS', default: '100', parse: number(0.001, 1e6), help: 'SLO: broadcast p99 in milliseconds a level must meet.' },
-  { key: 'out', arg: 'DIR', default: 'reports', parse: nonEmpty, help: 'Where to write <timestamp>/report.md, report.json and chart.svg.' },
+  { key: 'out', arg: 'DIR', default: 'loadtest/reports', parse: nonEmpty, help: 'Where to write <timestamp>/report.md, report.json and chart.svg.' },
   { key: 'json', help: 'Print the report as JSON on stdout instead of tables.' },
   { key: 'keepSessions', help: 'Leave each level\'s sessions on the server instead of deleting them.' },
   { key: 'apiKey', arg: 'KEY', parse: nonEmpty, help: 'Sent as `Authorization: Bearer KEY` on REST calls.' },

@@ -19,7 +19,7 @@ describe('load test options', () => {
     assert.equal(options.ackTimeoutMs, 5000)
     assert.equal(options.awarenessRate, 2)
     assert.equal(options.spawn, null)
-    assert.equal(options.out, 'reports')
+    assert.equal(options.out, 'loadtest/reports')
     assert.equal(options.sloAckP99Ms, 50)
     assert.equal(options.sloBroadcastP99Ms, 100)
     assert.ok(Object.isFrozen(options))
