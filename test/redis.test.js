@@ -190,6 +190,21 @@ describe('Redis failures', { skip: missing('redis-server') }, () => {
     await waitFor(() => bob.text(session.id).startsWith('^'))
   }
 
+  it('starts without Redis as not ready, and serves once Redis appears, without a restart', async (t) => {
+    const defer = deferrals(t)
+    const redis = await startRedis()
+    defer(() => redis.remove())
+    await redis.stop()
+    const server = await startServer({ redisUrl: redis.url })
+    defer(() => server.close())
+    assert.equal((await api(server.url, '/api/health')).status, 503)
+    assert.equal((await api(server.url, '/api/sessions', { method: 'POST', body: { name: 'early' } })).status, 503)
+    await redis.start()
+    await eventually(async () => (await api(server.url, '/api/health')).body.ready, { what: 'ready once Redis is up' })
+    const session = await createSession(server.url, { content: 'late but fine' })
+    assert.equal(await contentOf(server.url, session.id), 'late but fine')
+  })
+
   it('brings documents and sessions back after a full restart of every server and of Redis', async (t) => {
     const defer = deferrals(t)
     const redis = await startRedis()
