@@ -137,7 +137,7 @@ async function ready (url, apiKey, processes) {
 }
 
 /** A TCP port free on loopback right now. */
-async function freePort () {
+export async function freePort () {
   const server = createServer()
   server.listen(0, '127.0.0.1')
   await once(server, 'listening')

@@ -5,23 +5,12 @@ import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { after, before, describe, it } from 'node:test'
 import { formatMs } from '../loadtest/report/format.js'
+import { tableAfter } from './helpers/markdown.js'
 import { missing } from './helpers/processes.js'
 import { tempDataDir } from './helpers/server.js'
 
 const CLI = new URL('../loadtest/cli.js', import.meta.url).pathname
 const run = promisify(execFile)
-
-/** Rows of the markdown table under `heading`, as arrays of cell texts. @param {string} markdown @param {string} heading */
-function tableAfter (markdown, heading) {
-  const lines = markdown.slice(markdown.indexOf(heading)).split('\n')
-  const start = lines.findIndex(line => line.startsWith('|'))
-  const rows = []
-  for (const line of lines.slice(start + 2)) {
-    if (!line.startsWith('|')) break
-    rows.push(line.split('|').slice(1, -1).map(cell => cell.trim()))
-  }
-  return rows
-}
 
 describe('npm run loadtest, a small run against a server it spawns', () => {
   /** @type {any} */

@@ -3,21 +3,12 @@ import { readFile } from 'node:fs/promises'
 import { describe, it } from 'node:test'
 import { ENVIRONMENT } from '../server/config.js'
 import { ERRORS } from '../server/protocol.js'
+import { tableAfter as markdownTable } from './helpers/markdown.js'
 
 const readme = await readFile(new URL('../README.md', import.meta.url), 'utf8')
 
-/** Rows of the markdown table that follows `heading`, as arrays of cell texts. @param {string} heading */
-function tableAfter (heading) {
-  const section = readme.slice(readme.indexOf(heading))
-  const lines = section.split('\n')
-  const start = lines.findIndex(line => line.startsWith('|'))
-  const rows = []
-  for (const line of lines.slice(start + 2)) {
-    if (!line.startsWith('|')) break
-    rows.push(line.split('|').slice(1, -1).map(cell => cell.trim().replace(/^`|`$/g, '')))
-  }
-  return rows
-}
+/** README table rows after `heading`, with code cells unquoted. @param {string} heading */
+const tableAfter = heading => markdownTable(readme, heading).map(row => row.map(cell => cell.replace(/^`|`$/g, '')))
 
 describe('README', () => {
   it('lists exactly the error codes of the registry, with their statuses', () => {

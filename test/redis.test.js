@@ -138,6 +138,28 @@ for (const redisAdapter of /** @type {const} */ (['sharded', 'classic'])) {
   })
 }
 
+/**
+ * A Redis of the test's own, two servers on it (`host-a`, `host-b`) and an editor on each, joined to
+ * one new session; everything is stopped after the test, whether it passed or not.
+ * @param {import('node:test').TestContext} t
+ * @param {Partial<import('../server/config.js').Config>} [config]
+ */
+async function twoServersOnRedis (t, config = {}) {
+  const defer = deferrals(t)
+  const redis = await startRedis()
+  defer(() => redis.remove())
+  const a = await startServer({ redisUrl: redis.url, nodeName: 'host-a', ...config })
+  defer(() => a.close())
+  const b = await startServer({ redisUrl: redis.url, nodeName: 'host-b', ...config })
+  defer(() => b.close())
+  const session = await createSession(a.url)
+  const [alice, bob] = [new TestEditor(a.url), new TestEditor(b.url)]
+  defer(() => { alice.close(); bob.close() })
+  await alice.join(session.id)
+  await bob.join(session.id)
+  return { redis, a, b, session, alice, bob }
+}
+
 describe('Redis failures', { skip: missing('redis-server') }, () => {
   for (const redisAdapter of /** @type {const} */ (['sharded', 'classic'])) {
     it(`refuses updates with UNAVAILABLE while Redis is down, then resumes and loses nothing acked (${redisAdapter})`, async (t) => {
@@ -147,18 +169,7 @@ describe('Redis failures', { skip: missing('redis-server') }, () => {
 
   /** @param {import('node:test').TestContext} t @param {'sharded' | 'classic'} redisAdapter */
   async function outage (t, redisAdapter) {
-    const defer = deferrals(t)
-    const redis = await startRedis()
-    defer(() => redis.remove())
-    const a = await startServer({ redisUrl: redis.url, redisAdapter, nodeName: 'host-a' })
-    defer(() => a.close())
-    const b = await startServer({ redisUrl: redis.url, redisAdapter, nodeName: 'host-b' })
-    defer(() => b.close())
-    const session = await createSession(a.url)
-    const [alice, bob] = [new TestEditor(a.url), new TestEditor(b.url)]
-    defer(() => { alice.close(); bob.close() })
-    await alice.join(session.id)
-    await bob.join(session.id)
+    const { redis, a, b, session, alice, bob } = await twoServersOnRedis(t, { redisAdapter })
     const acked = []
     for (let i = 0; i < 10; i++) {
       assert.deepEqual(await alice.insert(session.id, alice.text(session.id).length, `<${i}>`), { ok: true })
@@ -227,17 +238,8 @@ describe('Redis failures', { skip: missing('redis-server') }, () => {
   })
 
   it('compacts a document written by two servers into one snapshot without losing an edit', async (t) => {
-    const defer = deferrals(t)
-    const redis = await startRedis()
-    defer(() => redis.remove())
-    const config = { redisUrl: redis.url, compactAfterUpdates: 10 }
-    const [a, b] = [await startServer(config), await startServer(config)]
-    defer(() => Promise.all([a.close(), b.close()]))
-    const session = await createSession(a.url)
-    const [alice, bob] = [new TestEditor(a.url), new TestEditor(b.url)]
-    defer(() => { alice.close(); bob.close() })
-    await alice.join(session.id)
-    await bob.join(session.id)
+    const compactAfterUpdates = 10
+    const { a, session, alice, bob } = await twoServersOnRedis(t, { compactAfterUpdates })
     const acks = []
     for (let i = 0; i < 40; i++) {
       acks.push(alice.insert(session.id, 0, 'a'))
@@ -251,7 +253,7 @@ describe('Redis failures', { skip: missing('redis-server') }, () => {
     assert.deepEqual(await alice.insert(session.id, 0, '!'), { ok: true })
     await quiet(100)
     const stored = await a.server.registry.store.load(session.id)
-    assert.ok(stored.updates.length <= config.compactAfterUpdates + 1, `${stored.updates.length} entries left after compaction`)
+    assert.ok(stored.updates.length <= compactAfterUpdates + 1, `${stored.updates.length} entries left after compaction`)
     const rebuilt = new Y.Doc()
     for (const update of stored.updates) Y.applyUpdate(rebuilt, update)
     assert.equal(rebuilt.getText(TEXT_NAME).toString(), alice.text(session.id))

@@ -83,12 +83,7 @@ export class SocketIOProvider extends ObservableV2 {
       createSocket(serverUrl, { token: this.options.token, transports: [...this.options.transports], autoConnect: false })
     this.#releaseDoc = claimDoc(this.socket, docId)
 
-    this.socket.on('connect', this.#onConnect)
-    this.socket.on('disconnect', this.#onDisconnect)
-    this.socket.on('connect_error', this.#onConnectError)
-    this.socket.on(EVENTS.UPDATE, this.#onRemoteUpdate)
-    this.socket.on(EVENTS.AWARENESS, this.#onRemoteAwareness)
-    this.socket.on(EVENTS.CLOSED, this.#onClosed)
+    for (const [event, listener] of this.#socketListeners()) this.socket.on(event, listener)
     ydoc.on('update', this.#onLocalUpdate)
     this.#awarenessSync = new AwarenessSync(this.awareness, {
       origin: this,
@@ -143,14 +138,25 @@ export class SocketIOProvider extends ObservableV2 {
     this.#setStatus(STATUS.DISCONNECTED)
   }
 
+  /**
+   * What this provider listens to on the (possibly shared) socket: added in the constructor,
+   * removed by `destroy`.
+   * @returns {[any, (...args: any[]) => void][]} event names typed loosely: they span reserved and protocol events
+   */
+  #socketListeners () {
+    return [
+      ['connect', this.#onConnect],
+      ['disconnect', this.#onDisconnect],
+      ['connect_error', this.#onConnectError],
+      [EVENTS.UPDATE, this.#onRemoteUpdate],
+      [EVENTS.AWARENESS, this.#onRemoteAwareness],
+      [EVENTS.CLOSED, this.#onClosed]
+    ]
+  }
+
   destroy () {
     this.disconnect()
-    this.socket.off('connect', this.#onConnect)
-    this.socket.off('disconnect', this.#onDisconnect)
-    this.socket.off('connect_error', this.#onConnectError)
-    this.socket.off(EVENTS.UPDATE, this.#onRemoteUpdate)
-    this.socket.off(EVENTS.AWARENESS, this.#onRemoteAwareness)
-    this.socket.off(EVENTS.CLOSED, this.#onClosed)
+    for (const [event, listener] of this.#socketListeners()) this.socket.off(event, listener)
     this.doc.off('update', this.#onLocalUpdate)
     this.#awarenessSync.destroy()
     if (typeof window !== 'undefined') window.removeEventListener('beforeunload', this.#onUnload)

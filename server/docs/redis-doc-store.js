@@ -1,4 +1,5 @@
 import { AppError } from '../errors.js'
+import { execMulti } from '../storage/redis.js'
 
 // Documents in Redis, after y-redis: per document a Stream (`…:log`) holding the ordered, durable
 // update log, and a hash (`…:snap`) holding a snapshot and the stream id it covers. Every key of a
@@ -50,7 +51,7 @@ export class RedisDocStore {
   /** @param {string} docId */
   async load (docId) {
     const keys = keysOf(docId)
-    const [snap, entries] = await exec(this.client.multi()
+    const [snap, entries] = await execMulti(this.client.multi()
       .hmgetBuffer(keys.snap, 'data', 'position')
       .xrangeBuffer(keys.log, '-', '+'))
     const [data, positionBuffer] = /** @type {(Buffer | null)[]} */ (snap)
@@ -66,7 +67,7 @@ export class RedisDocStore {
   async readSince (docId, since) {
     const position = since ?? '0-0'
     const keys = keysOf(docId)
-    const [snapPosition, entries] = await exec(this.client.multi()
+    const [snapPosition, entries] = await execMulti(this.client.multi()
       .hget(keys.snap, 'position')
       .xrangeBuffer(keys.log, `(${position}`, '+'))
     // Entries up to a newer snapshot may already be trimmed: take the whole document instead.
@@ -84,7 +85,7 @@ export class RedisDocStore {
     const multi = this.client.multi()
     for (const update of updates) multi.xadd(log, '*', 'u', Buffer.from(update.buffer, update.byteOffset, update.byteLength))
     multi.xlen(log)
-    const replies = await exec(multi)
+    const replies = await execMulti(multi)
     if (this.waitAof) await this.#waitAof()
     return { logLength: /** @type {number} */ (replies[replies.length - 1]) }
   }
@@ -131,18 +132,4 @@ export function compareIds (a, b) {
   const [am, as] = a.split('-').map(Number)
   const [bm, bs] = b.split('-').map(Number)
   return am - bm || as - bs
-}
-
-/**
- * Runs a MULTI block; rejects if it or any command in it failed.
- * @param {import('ioredis').ChainableCommander} multi
- * @returns {Promise<unknown[]>}
- */
-async function exec (multi) {
-  const results = await multi.exec()
-  if (!results) throw new Error('transaction aborted')
-  return results.map(([err, value]) => {
-    if (err) throw err
-    return value
-  })
 }

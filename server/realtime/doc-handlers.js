@@ -96,7 +96,6 @@ export function registerDocHandlers (socket, ctx) {
   socket.on(EVENTS.LEAVE, withAck(EVENTS.LEAVE, (payload) => {
     const docId = docIdOf(payload)
     if (!detach(socket, docId, registry)) throw notJoined(docId)
-    return {}
   }, deps))
 
   socket.on(EVENTS.UPDATE, withAck(EVENTS.UPDATE, async (payload) => {
@@ -131,7 +130,6 @@ export function registerDocHandlers (socket, ctx) {
     metrics.updatesApplied.inc()
     metrics.updateBytes.inc(update.byteLength)
     metrics.updateDuration.observe((performance.now() - received) / 1000)
-    return {}
   }, deps))
 
   // Awareness is fire-and-forget (cursor moves are superseded by the next one), so it takes no ACK;

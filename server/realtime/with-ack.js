@@ -1,11 +1,14 @@
 import { AppError, errorBody } from '../errors.js'
 
+const OK = Object.freeze({ ok: /** @type {const} */ (true) })
+
 /**
  * The one ACK discipline for socket events: the event must carry an ACK callback; the handler's
- * result is sent as `{ ok: true, ...result }` and any error as `{ ok: false, error: { code, message } }`,
+ * result is sent as `{ ok: true, ...result }` (a handler with nothing to add returns nothing, and the
+ * shared OK goes out: no object per update) and any error as `{ ok: false, error: { code, message } }`,
  * exactly once. Unexpected errors are logged and reach the client only as INTERNAL.
  * @param {string} event
- * @param {(payload: any) => Promise<object> | object} handler
+ * @param {(payload: any) => Promise<object | void> | object | void} handler
  * @param {{ metrics: import('../metrics.js').Metrics, logger: import('pino').Logger }} deps
  * @returns {(...args: any[]) => Promise<void>}
  */
@@ -19,7 +22,8 @@ export function withAck (event, handler, { metrics, logger }) {
     }
     let reply
     try {
-      reply = { ok: true, ...await handler(args.length > 1 ? args[0] : undefined) }
+      const result = await handler(args.length > 1 ? args[0] : undefined)
+      reply = result ? { ok: true, ...result } : OK
     } catch (err) {
       if (!(err instanceof AppError)) logger.error({ err, event }, 'event handler failed')
       reply = refusal(event, err, metrics)

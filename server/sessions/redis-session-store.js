@@ -2,6 +2,8 @@
 // id, which sorts by creation time). Both keys share the hash tag `{sessions}`: on a Redis Cluster
 // they live in one slot, so a create or delete stays one atomic MULTI.
 
+import { execMulti } from '../storage/redis.js'
+
 const RECORDS = 'tandem:{sessions}:records'
 const ORDER = 'tandem:{sessions}:order'
 
@@ -17,7 +19,7 @@ export class RedisSessionStore {
 
   /** @param {SessionRecord} record */
   async put (record) {
-    await check(this.client.multi().hset(RECORDS, record.id, JSON.stringify(record)).zadd(ORDER, 0, record.id).exec())
+    await execMulti(this.client.multi().hset(RECORDS, record.id, JSON.stringify(record)).zadd(ORDER, 0, record.id))
   }
 
   /** @param {string} id */
@@ -38,11 +40,6 @@ export class RedisSessionStore {
 
   /** @param {string} id */
   async delete (id) {
-    await check(this.client.multi().hdel(RECORDS, id).zrem(ORDER, id).exec())
+    await execMulti(this.client.multi().hdel(RECORDS, id).zrem(ORDER, id))
   }
-}
-
-/** @param {Promise<[Error | null, unknown][] | null>} replies */
-async function check (replies) {
-  for (const [err] of (await replies) ?? []) if (err) throw err
 }

@@ -72,6 +72,20 @@ export async function connectRedis (config, role, logger, { subscriber = false, 
   return client
 }
 
+/**
+ * Runs a MULTI block; rejects if it or any command in it failed, else resolves with the replies.
+ * @param {import('ioredis').ChainableCommander} multi
+ * @returns {Promise<unknown[]>}
+ */
+export async function execMulti (multi) {
+  const results = await multi.exec()
+  if (!results) throw new Error('transaction aborted')
+  return results.map(([err, value]) => {
+    if (err) throw err
+    return value
+  })
+}
+
 /** @param {RedisClient} client */
 export function isReady (client) {
   return client.status === 'ready'

@@ -1,17 +1,5 @@
 import { execFileSync } from 'node:child_process'
-import { createServer } from 'node:net'
-
-/** A TCP port free on loopback right now. */
-export function freePort () {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = /** @type {import('node:net').AddressInfo} */ (server.address())
-      server.close(() => resolve(port))
-    })
-  })
-}
+export { freePort } from '../../loadtest/spawn.js'
 
 /**
  * Why a suite that needs `command` cannot run here, or false if it can. Under CI a missing tool is a
