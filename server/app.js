@@ -1,16 +1,25 @@
 import http from 'node:http'
 import cors from 'cors'
 import express from 'express'
+import helmet from 'helmet'
+import { createAudit } from './audit.js'
+import { Access } from './auth/access.js'
+import { apiGuards } from './auth/api-key.js'
 import { DocRegistry } from './docs/doc-registry.js'
 import { errorHandler, notFound } from './http/error-handler.js'
+import { clientIpOf } from './http/client-ip.js'
 import { healthRoutes } from './http/health-routes.js'
+import { rateLimited } from './http/rate-limited.js'
 import { requestLog } from './http/request-log.js'
 import { sessionsRoutes } from './http/sessions-routes.js'
 import { staticRoutes } from './http/static-routes.js'
+import { createLimits } from './limits/limits.js'
 import { createLogger } from './logger.js'
 import { createMetrics } from './metrics.js'
+import { admission } from './realtime/admission.js'
 import { createCluster } from './realtime/cluster.js'
 import { createIo, handleConnections } from './realtime/io.js'
+import { dropSlowConsumers } from './realtime/slow-consumers.js'
 import { SessionService } from './sessions/session-service.js'
 import { openBackend } from './storage/backend.js'
 
@@ -48,17 +57,29 @@ export async function createServer (config, deps = {}) {
   })
   const cluster = createCluster(io, { enabled: backend.adapter !== undefined, registry, metrics, logger })
   const sessions = new SessionService({ store: backend.sessionStore, docStore: backend.docStore, registry, cluster, config })
-  handleConnections(io, { registry, sessions, cluster, config, metrics, logger })
+  const access = new Access({ config, store: backend.sessionStore })
+  const limits = createLimits(config, backend.limitStore)
+  const audit = createAudit(logger)
+  const ipOf = clientIpOf(config.trustProxy)
+  if (!access.enabled) {
+    logger.warn('AUTH IS OFF: no AUTH_SECRET is set, so anyone who can reach this server can join and edit any session. Set AUTH_SECRET and API_KEY before exposing it.')
+  }
+  io.use(admission({ config, limits, access, clientIpOf: ipOf, audit }))
+  handleConnections(io, { registry, sessions, cluster, config, metrics, logger, access, limits, audit, clientIpOf: ipOf })
+  const stopWatchingConsumers = dropSlowConsumers(io, { maxBufferedBytes: config.maxBufferedBytes, metrics, audit })
 
   let closing = false
   const isReady = () => !closing && backend.isReady()
 
-  app.disable('x-powered-by')
+  app.set('trust proxy', config.trustProxy)
+  app.use(helmet())
   app.use(requestLog(logger))
   app.use(cors({ origin: corsOrigin }))
   app.use(express.json({ limit: config.maxBodyBytes }))
-  app.use('/api', healthRoutes({ storage: backend.storage, broadcast: backend.broadcast, isReady }))
-  app.use('/api/sessions', sessionsRoutes({ sessions, registry }))
+  app.use('/api', healthRoutes({ storage: backend.storage, broadcast: backend.broadcast, auth: access.enabled, isReady }))
+  app.use('/api/sessions', rateLimited(limits.rest, audit), sessionsRoutes({
+    sessions, registry, access, cluster, guards: apiGuards({ apiKey: config.apiKey, access, audit }), audit, config
+  }))
   app.get('/metrics', async (req, res) => {
     res.type(metrics.registry.contentType).send(await cluster.metricsText())
   })
@@ -77,6 +98,7 @@ export async function createServer (config, deps = {}) {
     metrics,
     logger,
     backend,
+    access,
 
     /**
      * @param {number} [port]
@@ -103,6 +125,7 @@ export async function createServer (config, deps = {}) {
     close () {
       closed ??= (async () => {
         closing = true
+        stopWatchingConsumers()
         // io.close() disconnects every socket (each one detaches from its documents) and closes the
         // HTTP server; idle keep-alive connections would hold that open, so drop them too.
         const ioClosed = io.close()

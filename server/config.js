@@ -29,9 +29,35 @@ const MiB = 1024 * 1024
  * @property {string[]} transports Socket.IO transports served. Default `websocket` with Redis (PM2's
  *   balancer is not sticky), `polling,websocket` without.
  * @property {string} nodeName this host's name in the `worker` label of metrics. Default the hostname.
+ * @property {string} nodeEnv `production` requires AUTH_SECRET and API_KEY. Default development.
+ * @property {string} authSecret HS256 key (at least 32 characters) that signs join tokens; empty turns
+ *   auth off, which only development allows. Default empty.
+ * @property {string} apiKey key for management calls, sent as `Authorization: Bearer`; empty leaves
+ *   them open (development only). Default empty.
+ * @property {boolean} listNeedsApiKey whether listing sessions needs the API key. Default true.
+ * @property {number} tokenTtlSeconds lifetime of a join token minted without `ttl`, in s. Default 3600.
+ * @property {number} maxTokenTtlSeconds longest `ttl` a token may be minted with, in s. Default 604800 (7 days).
+ * @property {number} trustProxy reverse proxies in front whose X-Forwarded-For is believed (client IPs
+ *   for per-IP limits); 0 = use the connection's address. Default 0.
+ * @property {number} restPerMinute REST requests per client IP per minute (0 = no limit). Default 600.
+ * @property {number} connectionsPerMinute new Socket.IO connections per client IP per minute (0 = no limit). Default 120.
+ * @property {number} maxConnectionsPerIp open Socket.IO connections per client IP, per process (0 = no limit). Default 100.
+ * @property {number} updatesPerSecond `doc:update`s per connection per second (0 = no limit). Default 100.
+ * @property {number} awarenessPerSecond `doc:awareness` messages per connection per second (0 = no limit). Default 60.
+ * @property {number} bytesPerSecond update and awareness bytes per connection per second (0 = no limit). Default 4 MiB.
+ * @property {number} joinsPerMinute `doc:join`s per client IP per minute (0 = no limit). Default 600.
+ * @property {number} maxDocBytes largest stored size of a document (updates since its last snapshot
+ *   included), in bytes. Default 64 MiB.
+ * @property {number} awarenessIntervalMs shortest time between two awareness messages to a room, in ms;
+ *   changes in between are merged (latest state per client). 0 = relay each at once. Default 50.
+ * @property {number} fanOutSpacing gap between a busy room's broadcasts, in multiples of the time the
+ *   last one took to send (updates arriving meanwhile are merged into the next); 0 = every event-loop
+ *   turn. Default 3.
+ * @property {number} maxBufferedBytes bytes the server queues for one connection that is not reading
+ *   before it drops the connection. Default 16 MiB.
  */
 
-/** @type {Record<keyof Config, { env: string, default: string, parse: (raw: string) => any }>} */
+/** @type {Record<keyof Config, { env: string, default: string, parse: (raw: string) => any, secret?: boolean }>} */
 const OPTIONS = {
   port: { env: 'PORT', default: '3000', parse: integer(0, 65535) },
   host: { env: 'HOST', default: '0.0.0.0', parse: nonEmpty },
@@ -51,7 +77,25 @@ const OPTIONS = {
   redisAdapter: { env: 'REDIS_ADAPTER', default: 'sharded', parse: oneOf(['sharded', 'classic']) },
   redisWaitAof: { env: 'REDIS_WAITAOF', default: 'false', parse: boolean },
   transports: { env: 'TRANSPORTS', default: 'auto', parse: transports },
-  nodeName: { env: 'NODE_NAME', default: '', parse: raw => raw || hostname() }
+  nodeName: { env: 'NODE_NAME', default: '', parse: raw => raw || hostname() },
+  nodeEnv: { env: 'NODE_ENV', default: 'development', parse: nonEmpty },
+  authSecret: { env: 'AUTH_SECRET', default: '', parse: secret(32), secret: true },
+  apiKey: { env: 'API_KEY', default: '', parse: secret(16), secret: true },
+  listNeedsApiKey: { env: 'LIST_NEEDS_API_KEY', default: 'true', parse: boolean },
+  tokenTtlSeconds: { env: 'TOKEN_TTL_SECONDS', default: '3600', parse: integer(10, 365 * 24 * 3600) },
+  maxTokenTtlSeconds: { env: 'MAX_TOKEN_TTL_SECONDS', default: String(7 * 24 * 3600), parse: integer(10, 365 * 24 * 3600) },
+  trustProxy: { env: 'TRUST_PROXY', default: '0', parse: integer(0, 10) },
+  restPerMinute: { env: 'REST_PER_MINUTE', default: '600', parse: integer(0, 1e7) },
+  connectionsPerMinute: { env: 'CONNECTIONS_PER_MINUTE', default: '120', parse: integer(0, 1e7) },
+  maxConnectionsPerIp: { env: 'MAX_CONNECTIONS_PER_IP', default: '100', parse: integer(0, 1e7) },
+  updatesPerSecond: { env: 'UPDATES_PER_SECOND', default: '100', parse: integer(0, 1e7) },
+  awarenessPerSecond: { env: 'AWARENESS_PER_SECOND', default: '60', parse: integer(0, 1e7) },
+  bytesPerSecond: { env: 'BYTES_PER_SECOND', default: String(4 * MiB), parse: integer(0, 1024 * MiB) },
+  joinsPerMinute: { env: 'JOINS_PER_MINUTE', default: '600', parse: integer(0, 1e7) },
+  maxDocBytes: { env: 'MAX_DOC_BYTES', default: String(64 * MiB), parse: integer(1024, 4096 * MiB) },
+  awarenessIntervalMs: { env: 'AWARENESS_INTERVAL_MS', default: '50', parse: integer(0, 10000) },
+  fanOutSpacing: { env: 'FANOUT_SPACING', default: '3', parse: integer(0, 100) },
+  maxBufferedBytes: { env: 'MAX_BUFFERED_BYTES', default: String(16 * MiB), parse: integer(64 * 1024, 1024 * MiB) }
 }
 
 /** The environment variables `loadConfig` reads, with their defaults (for docs and tests). */
@@ -78,7 +122,8 @@ export function loadConfig (env, overrides = {}) {
     try {
       config[key] = option.parse(raw.trim())
     } catch (err) {
-      throw new ConfigError(`${option.env}=${JSON.stringify(raw)} is invalid: ${/** @type {Error} */ (err).message}`)
+      const shown = option.secret ? '(hidden)' : JSON.stringify(raw)
+      throw new ConfigError(`${option.env}=${shown} is invalid: ${/** @type {Error} */ (err).message}`)
     }
   }
   if (config.transports === 'auto') {
@@ -87,6 +132,18 @@ export function loadConfig (env, overrides = {}) {
   const cluster = config.redisClusterNodes.length > 0 || config.redisUrl.startsWith('redis+cluster://')
   if (config.redisWaitAof && (!usesRedis(config) || cluster)) {
     throw new ConfigError('REDIS_WAITAOF=true needs a single Redis in REDIS_URL (not a Redis Cluster)')
+  }
+  if (config.nodeEnv === 'production' && (!config.authSecret || !config.apiKey)) {
+    throw new ConfigError('production (NODE_ENV=production) needs AUTH_SECRET and API_KEY')
+  }
+  if (config.authSecret && !config.apiKey) {
+    throw new ConfigError('AUTH_SECRET needs API_KEY too: join tokens are minted with the API key')
+  }
+  if (config.tokenTtlSeconds > config.maxTokenTtlSeconds) {
+    throw new ConfigError('TOKEN_TTL_SECONDS must not exceed MAX_TOKEN_TTL_SECONDS')
+  }
+  if (config.bytesPerSecond !== 0 && config.bytesPerSecond < config.maxUpdateBytes) {
+    throw new ConfigError('BYTES_PER_SECOND must be at least MAX_UPDATE_BYTES, or 0: the largest update must fit')
   }
   if (cluster && config.redisAdapter === 'classic') {
     throw new ConfigError('REDIS_ADAPTER=classic does not work on a Redis Cluster; use sharded')
@@ -152,6 +209,14 @@ function transports (raw) {
     if (!['polling', 'websocket'].includes(name)) throw new Error('expected auto, or polling and/or websocket')
   }
   return list
+}
+
+/** A secret: empty (unset) or at least `minLength` characters. @param {number} minLength */
+function secret (minLength) {
+  return (/** @type {string} */ raw) => {
+    if (raw !== '' && raw.length < minLength) throw new Error(`must be at least ${minLength} characters`)
+    return raw
+  }
 }
 
 /** @param {string} raw */

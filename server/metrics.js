@@ -38,7 +38,14 @@ export function createMetrics ({ worker, ...gauges }) {
       buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       registers
     }),
-    compactions: new client.Counter({ name: 'tandem_compactions_total', help: 'Update logs compacted into a snapshot', registers })
+    compactions: new client.Counter({ name: 'tandem_compactions_total', help: 'Update logs compacted into a snapshot', registers }),
+    mergedUpdates: new client.Histogram({
+      name: 'tandem_broadcast_merged_updates',
+      help: 'Updates merged into one broadcast while a room was busy (a quiet room sends each at once)',
+      buckets: [2, 4, 8, 16, 32, 64, 128],
+      registers
+    }),
+    slowConsumers: new client.Counter({ name: 'tandem_slow_consumers_dropped_total', help: 'Connections dropped for not reading what was sent to them', registers })
   }
 
   /** @param {string} name @param {string} help @param {() => number} read */

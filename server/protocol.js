@@ -19,10 +19,11 @@ export const DOC_ID_PATTERN = /^[a-z0-9]{1,64}$/
 export const ROLES = Object.freeze({ EDITOR: 'editor', VIEWER: 'viewer' })
 
 /**
- * `reason` of `doc:closed`. DELETED is final. RELOAD means the server dropped its in-memory copy
- * (after refusing an update it could not apply): join again at once, as after a reconnect.
+ * `reason` of `doc:closed`. DELETED and REVOKED (the token the document was joined with was revoked)
+ * are final. RELOAD means the server dropped its in-memory copy (after refusing an update it could
+ * not apply): join again at once, as after a reconnect.
  */
-export const CLOSE_REASONS = Object.freeze({ DELETED: 'deleted', RELOAD: 'reload' })
+export const CLOSE_REASONS = Object.freeze({ DELETED: 'deleted', REVOKED: 'revoked', RELOAD: 'reload' })
 
 /**
  * Every refusal, REST or socket, carries one of these codes. `status` is the HTTP status it maps to;
@@ -37,6 +38,7 @@ export const ERRORS = Object.freeze({
   ROOM_FULL: { status: 409, retry: true, description: 'The session already has `maxEditors` editors.' },
   TOO_LARGE: { status: 413, retry: false, description: 'The body, update or document exceeds its size limit.' },
   INVALID_UPDATE: { status: 422, retry: false, description: 'The bytes are not a valid Yjs (or awareness) update.' },
+  OUT_OF_SYNC: { status: 409, retry: true, description: 'The update builds on changes the server does not have: join again, then send the difference.' },
   RATE_LIMITED: { status: 429, retry: true, description: 'A rate or count limit was reached; back off and retry.' },
   INTERNAL: { status: 500, retry: true, description: 'An unexpected server error (details are logged, not sent).' },
   UNAVAILABLE: { status: 503, retry: true, description: 'Storage is unavailable or the document failed to load; retry.' }

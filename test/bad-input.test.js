@@ -5,7 +5,7 @@ import * as encoding from 'lib0/encoding'
 import { EVENTS, TEXT_NAME } from '../server/protocol.js'
 import { maxFrameBytes } from '../server/realtime/io.js'
 import { TestEditor, quiet, waitFor } from './helpers/editor.js'
-import { BASE, BASE_TEXT, POISON } from './helpers/poison-update.js'
+import { BASE, BASE_TEXT, MISSING_DEPENDENCY, POISON } from './helpers/poison-update.js'
 import { api, contentOf, createSession, startServer, tempDataDir } from './helpers/server.js'
 
 const MAX_UPDATE_BYTES = 4096
@@ -156,18 +156,44 @@ describe('bad input gets a clear error and changes nothing', () => {
   })
 })
 
+/**
+ * A session holding BASE's history, with alice (who wrote it), bob and mallory joined.
+ * @param {{ url: string }} tandem
+ */
+async function editorsOnBase (tandem) {
+  const { id: doc } = await createSession(tandem.url)
+  const [alice, bob, mallory] = [new TestEditor(tandem.url), new TestEditor(tandem.url), new TestEditor(tandem.url)]
+  await alice.join(doc)
+  for (const update of BASE) assert.deepEqual(await alice.request(EVENTS.UPDATE, { doc, update }), { ok: true })
+  await bob.join(doc)
+  await mallory.join(doc)
+  return { doc, alice, bob, mallory }
+}
+
+describe('an update that builds on structs the server does not have', () => {
+  it('is refused as OUT_OF_SYNC, applied nowhere, and the document goes on', async () => {
+    const tandem = await startServer()
+    const { doc, alice, bob, mallory } = await editorsOnBase(tandem)
+
+    const reply = await mallory.request(EVENTS.UPDATE, { doc, update: MISSING_DEPENDENCY })
+    assert.equal(reply.error.code, 'OUT_OF_SYNC')
+    assert.equal(bob.received.filter(r => r.event === EVENTS.UPDATE).length, 0, 'nothing of it was relayed')
+    assert.deepEqual(await bob.insert(doc, 0, '>'), { ok: true })
+    await waitFor(() => mallory.received.some(r => r.event === EVENTS.UPDATE))
+    assert.equal(bob.received.filter(r => r.event === EVENTS.CLOSED).length, 0, 'nobody had to rejoin')
+    assert.equal(await contentOf(tandem.url, doc), `>${BASE_TEXT}`)
+    for (const e of [alice, bob, mallory]) e.close()
+    await tandem.close()
+  })
+})
+
 describe('an update that decodes but fails halfway through applying', () => {
   const TEXT = BASE_TEXT
 
   it('is refused, leaves the document as stored, and the editors rejoin a clean copy', async () => {
     const data = await tempDataDir()
     const tandem = await startServer({ dataDir: data.dir })
-    const { id: doc } = await createSession(tandem.url)
-    const [alice, bob, mallory] = [new TestEditor(tandem.url), new TestEditor(tandem.url), new TestEditor(tandem.url)]
-    await alice.join(doc)
-    for (const update of BASE) assert.deepEqual(await alice.request(EVENTS.UPDATE, { doc, update }), { ok: true })
-    await bob.join(doc)
-    await mallory.join(doc)
+    const { doc, alice, bob, mallory } = await editorsOnBase(tandem)
     assert.equal(bob.text(doc), TEXT)
 
     const reply = await mallory.request(EVENTS.UPDATE, { doc, update: POISON })

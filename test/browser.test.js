@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url'
 import { chromium } from 'playwright-core'
 import { build } from '../client/build.js'
 import { startChildServer } from './helpers/child-server.js'
-import { contentOf, createSession, tempDataDir } from './helpers/server.js'
+import { api, contentOf, createSession, tempDataDir } from './helpers/server.js'
 
 const CHROMIUM = '/usr/bin/chromium'
 const LAUNCH_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
@@ -153,5 +153,48 @@ describe('the editor page in a real browser', { skip }, () => {
     await bob.page.keyboard.type('!')
     assert.match(await converged(), /down!$/)
     for (const { errors } of editors) assert.deepEqual(errors, [])
+  })
+})
+
+describe('the editor page with auth on, in a real browser', { skip }, () => {
+  const API_KEY = 'browser-test-api-key-01'
+  const KEY = { authorization: `Bearer ${API_KEY}` }
+
+  it('opens invitation links with a token; a viewer sees every edit and cannot type', async () => {
+    if (!hasChromium) throw new Error(`CI=true and no Chromium at ${CHROMIUM}: the browser test cannot run`)
+    await build()
+    const data = await tempDataDir()
+    const server = await startChildServer({ DATA_DIR: data.dir, AUTH_SECRET: 'browser-test-secret-of-32-characters!', API_KEY })
+    const browser = await chromium.launch({ executablePath: CHROMIUM, args: LAUNCH_ARGS })
+    try {
+      const { body: session } = await api(server.url, '/api/sessions', { method: 'POST', body: { name: 'exam.py', content: 'print(1)\n' }, headers: KEY })
+      const link = async (/** @type {string} */ user, /** @type {string} */ role) => {
+        const { body } = await api(server.url, `/api/sessions/${session.id}/tokens`, { method: 'POST', body: { user, role }, headers: KEY })
+        return `${server.url}/s/${session.id}#token=${body.token}`
+      }
+      const [editor, viewer] = [await browser.newPage(), await browser.newPage()]
+      await editor.goto(await link('ada', 'editor'))
+      await viewer.goto(await link('bob', 'viewer'))
+      for (const page of [editor, viewer]) await page.waitForSelector('#status[data-status="connected"]', WAIT)
+
+      await editor.click('.cm-content')
+      await editor.keyboard.press('Control+End')
+      await editor.keyboard.type('print(2)', { delay: 10 })
+      await viewer.waitForFunction(() => document.querySelector('.cm-content')?.textContent?.includes('print(2)'), null, WAIT)
+      assert.equal(await viewer.getAttribute('.cm-content', 'contenteditable'), 'false')
+      await viewer.click('.cm-content')
+      await viewer.keyboard.type('vandal')
+      const stored = await api(server.url, `/api/sessions/${session.id}/content`, { headers: KEY })
+      assert.equal(stored.body, 'print(1)\nprint(2)')
+
+      // Without a token the page cannot even read the session.
+      const stranger = await browser.newPage()
+      await stranger.goto(`${server.url}/s/${session.id}`)
+      await stranger.waitForSelector('main.missing', WAIT)
+    } finally {
+      await browser.close()
+      await server.stop('SIGTERM')
+      await data.remove()
+    }
   })
 })

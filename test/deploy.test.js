@@ -24,14 +24,26 @@ const ALLOWED = new Set([...READ_BY_SERVER, 'WORKERS', 'NODE_ENV'])
 const APPS = ['app', 'app2']
 const MAX_BODY_BYTES = Number(ENVIRONMENT.find(({ env }) => env === 'MAX_BODY_BYTES')?.default)
 
-/** A compose `environment`, as a map or a list of KEY=VALUE, as strings. @param {any} service */
+// What an operator puts in the shell or .env for `docker compose up`.
+const OPERATOR_ENV = { AUTH_SECRET: 'an-operator-secret-of-at-least-32-chars', API_KEY: 'operator-api-key-16' }
+
+/**
+ * A compose `environment`, as a map or a list of KEY=VALUE, as strings, with `${NAME}` and
+ * `${NAME:?message}` taken from OPERATOR_ENV as Compose would.
+ * @param {any} service
+ */
 function envOf (service) {
   const env = service.environment ?? {}
   /** @type {[string, unknown][]} */
   const entries = Array.isArray(env)
     ? env.map((/** @type {string} */ line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)])
     : Object.entries(env)
-  return Object.fromEntries(entries.map(([key, value]) => [key, String(value ?? '')]))
+  const interpolate = (/** @type {string} */ value) => value.replace(/\$\{(\w+)(?::\?[^}]*)?\}/g, (_, name) => {
+    const given = OPERATOR_ENV[/** @type {keyof typeof OPERATOR_ENV} */ (name)]
+    assert.ok(given !== undefined, `docker-compose.yml needs \${${name}} from the operator, which the README does not ask for`)
+    return given
+  })
+  return Object.fromEntries(entries.map(([key, value]) => [key, interpolate(String(value ?? ''))]))
 }
 
 /** A compose command or healthcheck test as one string. @param {string | string[] | undefined} value */
@@ -266,6 +278,9 @@ function cmdOfDockerfile () {
 function envOfRender (service) {
   return Object.fromEntries(service.envVars.map((/** @type {any} */ v) => [
     v.key,
-    v.fromService?.property === 'connectionString' ? 'redis://red-example:6379' : String(v.value ?? '')
+    v.fromService?.property === 'connectionString'
+      ? 'redis://red-example:6379'
+      // Render generates a base64 256-bit value.
+      : v.generateValue ? 'R2VuZXJhdGVkQnlSZW5kZXJBdERlcGxveVRpbWUxMjM0NTY=' : String(v.value ?? '')
   ]))
 }

@@ -40,7 +40,8 @@ describe('durability: nothing acknowledged is lost', () => {
 
   it('loses no acknowledged update when the server is killed with SIGKILL mid-typing', async () => {
     const dir = `${data.dir}/kill9`
-    let server = await startChildServer({ DATA_DIR: dir })
+    // Updates go out as fast as ACKs return, past the default per-connection rate.
+    let server = await startChildServer({ DATA_DIR: dir, UPDATES_PER_SECOND: '0' })
     const session = await createSession(server.url)
     const alice = new TestEditor(server.url)
     await alice.join(session.id)
@@ -102,6 +103,28 @@ describe('durability: nothing acknowledged is lost', () => {
     assert.ok(updates.length < 20, `log holds ${updates.length} entries`)
     assert.equal(await contentOf(tandem.url, session.id), 'ab'.repeat(65))
     alice.close()
+    await tandem.close()
+  })
+
+  it('keeps every acknowledged update when updates keep landing while the log is compacted', async () => {
+    const dir = `${data.dir}/compact-busy`
+    let tandem = await startServer({ dataDir: dir, compactAfterUpdates: 7, updatesPerSecond: 0 })
+    const session = await createSession(tandem.url)
+    const alice = new TestEditor(tandem.url)
+    await alice.join(session.id)
+    // 300 keystrokes in flight at once: compactions start while later appends are being written.
+    const ydoc = alice.ydoc(session.id)
+    /** @type {Uint8Array[]} */
+    const updates = []
+    ydoc.on('update', (/** @type {Uint8Array} */ update) => updates.push(update))
+    for (let i = 0; i < 300; i++) ydoc.getText('content').insert(i, String(i % 10))
+    const acks = await Promise.all(updates.map(update => alice.request(EVENTS.UPDATE, { doc: session.id, update })))
+    assert.ok(acks.every(ack => ack.ok))
+    const text = ydoc.getText('content').toString()
+    alice.close()
+    await tandem.close()
+    tandem = await startServer({ dataDir: dir })
+    assert.equal(await contentOf(tandem.url, session.id), text)
     await tandem.close()
   })
 

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { createSocket } from '../client/src/socket.js'
 import { SocketIOProvider } from '../client/src/provider.js'
-import { EVENTS } from '../server/protocol.js'
+import * as Y from 'yjs'
+import { EVENTS, TEXT_NAME } from '../server/protocol.js'
 import { startChildServer } from './helpers/child-server.js'
 import { TestEditor, quiet, waitFor } from './helpers/editor.js'
 import { BASE, BASE_TEXT, POISON } from './helpers/poison-update.js'
@@ -253,5 +254,76 @@ describe('SocketIOProvider across a server crash', () => {
     bob.destroy()
     await server.stop('SIGTERM')
     await data.remove()
+  })
+})
+
+describe('SocketIOProvider against limits and auth', () => {
+  const AUTH = { authSecret: 'provider-test-secret-of-32-characters!', apiKey: 'provider-api-key-0123' }
+  const KEY = { authorization: `Bearer ${AUTH.apiKey}` }
+  /** @type {Awaited<ReturnType<typeof startServer>>} */
+  let tandem
+  before(async () => { tandem = await startServer({ updatesPerSecond: 5, ...AUTH }) })
+  after(async () => { await tandem.close() })
+
+  const newSession = async () => (await api(tandem.url, '/api/sessions', { method: 'POST', body: { name: 'p' }, headers: KEY })).body.id
+  /** @param {string} id @param {string} user @param {'editor' | 'viewer'} role */
+  const tokenFor = async (id, user, role) => (await api(tandem.url, `/api/sessions/${id}/tokens`, { method: 'POST', body: { user, role }, headers: KEY })).body
+
+  it('keeps updates refused as RATE_LIMITED and resends them after the wait it was given', async () => {
+    const id = await newSession()
+    const alice = openDoc(tandem.url, id, { token: (await tokenFor(id, 'alice', 'editor')).token, ...FAST_RETRY })
+    await waitFor(() => alice.provider.synced)
+    const typed = 'thirty keystrokes, typed fast'
+    for (const char of typed) alice.append(char)
+    await waitFor(() => alice.settled(), 10000)
+    assert.ok(alice.events.refused.some(({ code, retry }) => code === 'RATE_LIMITED' && retry))
+    assert.equal(await api(tandem.url, `/api/sessions/${id}/content`, { headers: KEY }).then(res => res.body), typed)
+    alice.destroy()
+  })
+
+  it('rejoins after OUT_OF_SYNC and sends the part the server lacks', async () => {
+    const id = await newSession()
+    const alice = openDoc(tandem.url, id, { token: (await tokenFor(id, 'alice', 'editor')).token, ...FAST_RETRY })
+    await waitFor(() => alice.provider.synced)
+    // As if a broadcast had reached alice and then been lost by the server (a crash before storing).
+    const lost = new Y.Doc()
+    lost.getText(TEXT_NAME).insert(0, 'lost ')
+    Y.applyUpdate(alice.ydoc, Y.encodeStateAsUpdate(lost), alice.provider)
+    alice.append('and found')
+    await waitFor(() => alice.settled())
+    assert.equal(await api(tandem.url, `/api/sessions/${id}/content`, { headers: KEY }).then(res => res.body), 'lost and found')
+    alice.destroy()
+  })
+
+  it('joins as a viewer: reads everything, and its edits are refused with FORBIDDEN', async () => {
+    const id = await newSession()
+    const alice = openDoc(tandem.url, id, { token: (await tokenFor(id, 'alice', 'editor')).token })
+    const victor = openDoc(tandem.url, id, { token: (await tokenFor(id, 'victor', 'viewer')).token })
+    await waitFor(() => alice.provider.synced && victor.provider.synced)
+    assert.equal(victor.provider.role, 'viewer')
+    assert.equal(alice.provider.role, 'editor')
+    alice.append('from alice')
+    await waitFor(() => victor.text() === 'from alice')
+    victor.append(' vandalism')
+    await waitFor(() => victor.events.refused.some(({ code }) => code === 'FORBIDDEN'))
+    assert.equal(victor.provider.unsyncedChanges, 0, 'a final refusal is not retried')
+    assert.equal(await api(tandem.url, `/api/sessions/${id}/content`, { headers: KEY }).then(res => res.body), 'from alice')
+    alice.destroy()
+    victor.destroy()
+  })
+
+  it('stops when its token is revoked, and reports a refused handshake', async () => {
+    const id = await newSession()
+    const minted = await tokenFor(id, 'alice', 'editor')
+    const alice = openDoc(tandem.url, id, { token: minted.token })
+    await waitFor(() => alice.provider.synced)
+    await api(tandem.url, `/api/sessions/${id}/tokens/${minted.tokenId}`, { method: 'DELETE', headers: KEY })
+    await waitFor(() => alice.events.closed.includes('revoked'))
+    assert.equal(alice.provider.status, 'disconnected')
+    alice.destroy()
+
+    const stranger = openDoc(tandem.url, id, { token: 'forged' })
+    await waitFor(() => stranger.events.refused.some(({ event, code }) => event === 'connect' && code === 'UNAUTHORIZED'))
+    stranger.destroy()
   })
 })

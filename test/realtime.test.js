@@ -173,3 +173,62 @@ describe('realtime editing', () => {
     assert.match(metrics.body, /^nodejs_heap_size_used_bytes\{/m)
   })
 })
+
+describe('fan-out to a busy room', () => {
+  it('sends a quiet room\'s update at once, and merges updates that arrive together into one broadcast', async () => {
+    const tandem = await startServer()
+    const { id } = await createSession(tandem.url)
+    const [alice, bob, carol] = [new TestEditor(tandem.url), new TestEditor(tandem.url), new TestEditor(tandem.url)]
+    for (const e of [alice, bob, carol]) await e.join(id)
+
+    assert.deepEqual(await alice.insert(id, 0, 'q'), { ok: true })
+    await waitFor(() => bob.text(id) === 'q')
+    assert.equal(bob.received.filter(r => r.event === EVENTS.UPDATE).length, 1)
+
+    // Thirty updates emitted in one go reach the server together: far fewer broadcasts carry them.
+    const ydoc = alice.ydoc(id)
+    /** @type {Uint8Array[]} */
+    const burst = []
+    const collect = (/** @type {Uint8Array} */ update, /** @type {unknown} */ origin) => { if (origin !== 'remote') burst.push(update) }
+    ydoc.on('update', collect)
+    for (let i = 0; i < 30; i++) ydoc.getText(TEXT_NAME).insert(1 + i, String(i % 10))
+    ydoc.off('update', collect)
+    const acks = await Promise.all(burst.map(update => alice.request(EVENTS.UPDATE, { doc: id, update })))
+    assert.ok(acks.every(ack => ack.ok))
+    const text = alice.text(id)
+    await waitFor(() => bob.text(id) === text && carol.text(id) === text)
+    const broadcasts = bob.received.filter(r => r.event === EVENTS.UPDATE).length - 1
+    assert.ok(broadcasts < 30, `${broadcasts} broadcasts for 30 updates`)
+    const metrics = await (await fetch(`${tandem.url}/metrics`)).text()
+    assert.match(metrics, /tandem_broadcast_merged_updates_count\{[^}]*\} [1-9]/)
+    for (const e of [alice, bob, carol]) e.close()
+    await tandem.close()
+  })
+
+  it('sends a room the latest awareness of each client at most once per AWARENESS_INTERVAL_MS', async () => {
+    const tandem = await startServer({ awarenessIntervalMs: 200 })
+    const { id } = await createSession(tandem.url)
+    const [alice, bob] = [new TestEditor(tandem.url), new TestEditor(tandem.url)]
+    for (const e of [alice, bob]) await e.join(id)
+    const local = new awarenessProtocol.Awareness(new Y.Doc())
+    const remote = new awarenessProtocol.Awareness(new Y.Doc())
+    bob.socket.on(EVENTS.AWARENESS, ({ update }) => awarenessProtocol.applyAwarenessUpdate(remote, new Uint8Array(update), 'server'))
+
+    const started = performance.now()
+    for (let move = 1; move <= 10; move++) {
+      local.setLocalStateField('cursor', move)
+      alice.socket.emit(EVENTS.AWARENESS, { doc: id, update: awarenessProtocol.encodeAwarenessUpdate(local, [local.clientID]) })
+      await quiet(10)
+    }
+    await waitFor(() => remote.getStates().get(local.clientID)?.cursor === 10)
+    const elapsed = performance.now() - started
+    const messages = bob.received.filter(r => r.event === EVENTS.AWARENESS).length
+    // The first move goes out at once; the other nine, over ~100 ms, in at most one more message.
+    assert.ok(messages >= 1 && messages <= 2, `${messages} awareness messages`)
+    assert.ok(elapsed >= 200, 'the latest state waited for the interval')
+    local.destroy()
+    remote.destroy()
+    for (const e of [alice, bob]) e.close()
+    await tandem.close()
+  })
+})

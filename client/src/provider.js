@@ -55,6 +55,8 @@ export class SocketIOProvider extends ObservableV2 {
   #shouldConnect = false
   #pending = new PendingUpdates()
   #lastCount = 0
+  /** @type {'editor' | 'viewer' | null} what the last join allowed (a viewer's edits are refused) */
+  role = null
   /** @type {ReturnType<typeof setTimeout> | undefined} */
   #retryTimer
   #retryAttempt = 0
@@ -171,17 +173,23 @@ export class SocketIOProvider extends ObservableV2 {
     this.#membership = JOINING
     const epoch = this.#membershipEpoch
     this.#setStatus(STATUS.CONNECTING)
-    const reply = await this.#request(EVENTS.JOIN, { doc: this.docId, sv: Y.encodeStateVector(this.doc) })
+    const reply = await this.#request(EVENTS.JOIN, {
+      doc: this.docId,
+      sv: Y.encodeStateVector(this.doc),
+      // On a shared socket the handshake's token may be another session's: each join carries its own.
+      ...(this.options.token === undefined ? {} : { token: this.options.token })
+    })
     if (epoch !== this.#membershipEpoch) return
     if (!reply?.ok) {
       this.#membership = NONE
       // No reply in time counts as retryable: the join may have gone through, and joining again is allowed.
-      if (!reply || this.#refused(EVENTS.JOIN, reply.error)) this.#retryLater(() => this.#join())
+      if (!reply || this.#refused(EVENTS.JOIN, reply.error)) this.#retryLater(() => this.#join(), reply?.error)
       else this.disconnect()
       return
     }
     this.#membership = JOINED
     this.#retryAttempt = 0
+    this.role = reply.role
     Y.applyUpdate(this.doc, new Uint8Array(reply.update), this)
     // What the server lacks is the diff against its state vector plus every update never
     // acknowledged: its state vector reflects memory, which can hold an update whose write failed.
@@ -206,13 +214,13 @@ export class SocketIOProvider extends ObservableV2 {
     if (epoch !== this.#membershipEpoch) return
     if (!reply) {
       this.#retryLater(() => this.#resend())
-    } else if (reply.error.code === 'NOT_JOINED') {
-      // Not a verdict on the update: the server no longer counts this socket as joined. Rejoin,
-      // which resends it.
+    } else if (reply.error.code === 'NOT_JOINED' || reply.error.code === 'OUT_OF_SYNC') {
+      // Not a verdict on the update: the server no longer counts this socket as joined, or lacks
+      // what the update builds on. Rejoin, which sends the whole difference.
       this.#endMembership()
       this.#join()
     } else if (this.#refused(EVENTS.UPDATE, reply.error)) {
-      this.#retryLater(() => this.#resend())
+      this.#retryLater(() => this.#resend(), reply.error)
     } else if (this.#pending.delete(update)) {
       // A final refusal (TOO_LARGE, INVALID_UPDATE, FORBIDDEN, …): sending it again cannot succeed.
       this.#countChanged()
@@ -248,10 +256,15 @@ export class SocketIOProvider extends ObservableV2 {
     return retry
   }
 
-  /** @param {() => void} action */
-  #retryLater (action) {
+  /**
+   * @param {() => void} action
+   * @param {import('../../server/protocol.js').ErrorBody} [error] a RATE_LIMITED refusal says how long to wait at least
+   */
+  #retryLater (action, error) {
     if (this.#retryTimer) return
-    const delay = backoffDelay(this.#retryAttempt++, { minMs: this.options.retryDelayMs, maxMs: this.options.maxRetryDelayMs })
+    const backoff = backoffDelay(this.#retryAttempt++, { minMs: this.options.retryDelayMs, maxMs: this.options.maxRetryDelayMs })
+    const retryAfterMs = /** @type {{ retryAfterMs?: unknown } | undefined} */ (error?.details)?.retryAfterMs
+    const delay = Math.max(backoff, typeof retryAfterMs === 'number' ? retryAfterMs : 0)
     this.#retryTimer = setTimeout(() => {
       this.#retryTimer = undefined
       action()
@@ -278,10 +291,11 @@ export class SocketIOProvider extends ObservableV2 {
     this.#setStatus(this.#shouldConnect ? STATUS.CONNECTING : STATUS.DISCONNECTED)
   }
 
-  /** @param {Error} error */
+  /** @param {Error & { data?: import('../../server/protocol.js').ErrorBody }} error */
   #onConnectError = (error) => {
     // An inactive socket after a connect error was refused by the server and will not retry.
     if (!this.socket.active) this.#setStatus(STATUS.DISCONNECTED)
+    if (error.data?.code) this.#refused('connect', error.data)
     this.emit('connection-error', [error])
   }
 

@@ -12,16 +12,30 @@ import { AppError } from '../errors.js'
 export class AwarenessStates {
   /** @type {Map<number, { clock: number, state: string }>} state is raw JSON; 'null' means removed */
   #clients = new Map()
+  /** @type {Map<number, unknown>} which connection announced each live client id */
+  #owners = new Map()
 
   /**
-   * Validates and applies an awareness update; returns its entries. Throws INVALID_UPDATE and changes
-   * nothing if any part of it is malformed.
+   * Validates and applies an awareness update from `owner` (a connection); returns its entries.
+   * Changes nothing and throws INVALID_UPDATE if any part of it is malformed, FORBIDDEN if it speaks
+   * for a client id announced by a connection it may not replace (one user cannot move or hide
+   * another's cursor; the same user reconnecting takes its client ids over).
    * @param {Uint8Array} update
+   * @param {unknown} owner
+   * @param {(previousOwner: unknown) => boolean} mayReplace
    * @returns {AwarenessEntry[]}
    */
-  apply (update) {
+  apply (update, owner, mayReplace) {
     const entries = decodeEntries(update)
+    for (const { clientId } of entries) {
+      const current = this.#owners.get(clientId)
+      if (current !== undefined && current !== owner && !mayReplace(current)) {
+        throw new AppError('FORBIDDEN', `awareness client ${clientId} belongs to another user`)
+      }
+    }
     for (const { clientId, clock, state } of entries) {
+      if (state === 'null') this.#owners.delete(clientId)
+      else this.#owners.set(clientId, owner)
       const current = this.#clients.get(clientId)
       // Same rule as y-protocols: a newer clock wins; a removal at the same clock also wins.
       if (!current || current.clock < clock || (current.clock === clock && state === 'null')) {
@@ -32,19 +46,39 @@ export class AwarenessStates {
   }
 
   /**
-   * Marks clients as gone and returns the update that tells the others.
+   * Marks the clients `owner` announced as gone and returns the update that tells the others. Ids
+   * another connection has taken over since (a reconnect) are left alone.
    * @param {Iterable<number>} clientIds
+   * @param {unknown} owner
+   * @returns {Uint8Array | null} null when nothing was removed
    */
-  remove (clientIds) {
+  remove (clientIds, owner) {
     /** @type {AwarenessEntry[]} */
     const removed = []
     for (const clientId of clientIds) {
       const current = this.#clients.get(clientId)
+      if (this.#owners.get(clientId) !== owner) continue
+      this.#owners.delete(clientId)
       if (!current) continue
       this.#clients.delete(clientId)
       removed.push({ clientId, clock: current.clock + 1, state: 'null' })
     }
-    return encodeEntries(removed)
+    return removed.length > 0 ? encodeEntries(removed) : null
+  }
+
+  /**
+   * The current entries of `clientIds` (removals included), as one update; ids no longer held are
+   * left out.
+   * @param {Iterable<number>} clientIds
+   */
+  encode (clientIds) {
+    /** @type {AwarenessEntry[]} */
+    const entries = []
+    for (const clientId of clientIds) {
+      const current = this.#clients.get(clientId)
+      if (current) entries.push({ clientId, ...current })
+    }
+    return encodeEntries(entries)
   }
 
   /** The live states of every client, as one update for a joiner. */

@@ -29,6 +29,8 @@ export class LiveDoc {
   /** @type {Promise<void> | null} */
   #reading = null
   #readAgain = false
+  /** Stored size of the document (snapshot plus log), counting applied updates still being written. */
+  bytes = 0
 
   /**
    * @param {string} id
@@ -47,6 +49,7 @@ export class LiveDoc {
     this.store = store
     this.position = stored.position
     this.#storedUpdates = stored.updates.length
+    this.bytes = byteSum(stored.updates)
     this.compactAfterUpdates = compactAfterUpdates
     this.onStored = onStored
     this.logger = logger
@@ -97,6 +100,7 @@ export class LiveDoc {
         for (const update of updates) Y.applyUpdate(this.ydoc, update, STORE_ORIGIN)
       }, STORE_ORIGIN)
       this.position = position
+      this.bytes += byteSum(updates)
     }
   }
 
@@ -123,7 +127,9 @@ export class LiveDoc {
       await this.catchUp()
       // The snapshot may also hold updates past `position` (this process's own, not read back yet);
       // they stay in the log too, and applying a Yjs update twice is a no-op.
-      return { snapshot: Y.encodeStateAsUpdate(this.ydoc), position: this.position }
+      const snapshot = Y.encodeStateAsUpdate(this.ydoc)
+      this.bytes = snapshot.byteLength
+      return { snapshot, position: this.position }
     })
     this.#storedUpdates = 1
     if (compacted) this.metrics.compactions.inc()
@@ -139,4 +145,11 @@ export class LiveDoc {
     this.#tail = run.catch(() => {})
     return run
   }
+}
+
+/** @param {Uint8Array[]} updates */
+function byteSum (updates) {
+  let sum = 0
+  for (const update of updates) sum += update.byteLength
+  return sum
 }

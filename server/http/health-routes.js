@@ -5,10 +5,11 @@ const { version } = JSON.parse(readFileSync(new URL('../../package.json', import
 
 /**
  * `GET /api/health`: liveness plus readiness. Load balancers route to a process only while `ready`;
- * it answers 503 while storage is down or the process is shutting down.
- * @param {{ storage: string, broadcast: string, isReady: () => boolean }} deps
+ * it answers 503 while storage is down or the process is shutting down. `auth: "off"` says that
+ * anyone may join and edit (development without AUTH_SECRET).
+ * @param {{ storage: string, broadcast: string, auth: boolean, isReady: () => boolean }} deps
  */
-export function healthRoutes ({ storage, broadcast, isReady }) {
+export function healthRoutes ({ storage, broadcast, auth, isReady }) {
   const router = Router()
   router.get('/health', (req, res) => {
     const ready = isReady()
@@ -19,6 +20,7 @@ export function healthRoutes ({ storage, broadcast, isReady }) {
       uptime: Math.round(process.uptime()),
       storage,
       broadcast,
+      auth: auth ? 'on' : 'off',
       pid: process.pid
     })
   })

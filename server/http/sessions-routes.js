@@ -2,48 +2,87 @@ import { Router } from 'express'
 import * as Y from 'yjs'
 import { AppError, fromStorage } from '../errors.js'
 import { DOC_ID_PATTERN, TEXT_NAME } from '../protocol.js'
-import { contentQuery, createSessionBody, listSessionsQuery, parse, updateSessionBody } from './validation.js'
+import { contentQuery, createSessionBody, createTokenBody, listSessionsQuery, parse, revokeTokensQuery, updateSessionBody } from './validation.js'
 
 /**
- * REST session API under /api/sessions.
+ * REST session API under /api/sessions. Management calls need the API key; reading one session
+ * also takes a join token for it; listing needs the key unless LIST_NEEDS_API_KEY=false.
  * @param {object} deps
  * @param {import('../sessions/session-service.js').SessionService} deps.sessions
  * @param {import('../docs/doc-registry.js').DocRegistry} deps.registry
+ * @param {import('../auth/access.js').Access} deps.access
+ * @param {import('../realtime/cluster.js').Cluster} deps.cluster
+ * @param {ReturnType<typeof import('../auth/api-key.js').apiGuards>} deps.guards
+ * @param {import('../audit.js').Audit} deps.audit
+ * @param {import('../config.js').Config} deps.config
  */
-export function sessionsRoutes ({ sessions, registry }) {
+export function sessionsRoutes ({ sessions, registry, access, cluster, guards, audit, config }) {
   const router = Router()
+  const tokenBody = createTokenBody(config.maxTokenTtlSeconds)
+  const { requireApiKey, requireApiKeyOrToken } = guards
+  /** @type {import('express').RequestHandler<any>} */
+  const open = (req, res, next) => next()
+  const requireForList = config.listNeedsApiKey ? requireApiKey : open
 
   router.param('id', (req, res, next, id) => {
     next(DOC_ID_PATTERN.test(id) ? undefined : new AppError('NOT_FOUND', `no session ${id}`))
   })
 
-  router.post('/', async (req, res) => {
+  router.post('/', requireApiKey, async (req, res) => {
     const session = await sessions.create(parse(createSessionBody, req.body))
-    req.log.info({ session: session.id }, 'session created')
+    audit.action('session.create', { ip: req.ip, session: session.id })
     res.status(201).location(`/api/sessions/${session.id}`).json(session)
   })
 
-  router.get('/', async (req, res) => {
+  router.get('/', requireForList, async (req, res) => {
     res.json(await sessions.list(parse(listSessionsQuery, req.query)))
   })
 
-  router.get('/:id', async (req, res) => {
+  router.get('/:id', requireApiKeyOrToken, async (req, res) => {
     res.json(await sessions.get(req.params.id))
   })
 
-  router.patch('/:id', async (req, res) => {
+  router.patch('/:id', requireApiKey, async (req, res) => {
     const session = await sessions.update(req.params.id, parse(updateSessionBody, req.body))
-    req.log.info({ session: session.id }, 'session updated')
+    audit.action('session.update', { ip: req.ip, session: session.id })
     res.json(session)
   })
 
-  router.delete('/:id', async (req, res) => {
+  router.delete('/:id', requireApiKey, async (req, res) => {
     await sessions.delete(req.params.id)
-    req.log.info({ session: req.params.id }, 'session deleted')
+    audit.action('session.delete', { ip: req.ip, session: req.params.id })
     res.status(204).end()
   })
 
-  router.get('/:id/content', async (req, res) => {
+  router.post('/:id/tokens', requireApiKey, async (req, res) => {
+    const request = parse(tokenBody, req.body)
+    await sessions.record(req.params.id)
+    const token = await access.issue(req.params.id, request)
+    audit.action('token.create', { ip: req.ip, session: req.params.id, user: token.user, role: token.role, tokenId: token.tokenId })
+    res.status(201).json(token)
+  })
+
+  // Revocation takes effect at once: stored first (no process admits the token again), then every
+  // process closes the document for the sockets that joined with it.
+  router.delete('/:id/tokens/:tokenId', requireApiKey, async (req, res) => {
+    const { id, tokenId } = req.params
+    await sessions.record(id)
+    await access.revokeToken(id, tokenId)
+    cluster.accessRevoked(id, { tokenId })
+    audit.action('token.revoke', { ip: req.ip, session: id, tokenId })
+    res.status(204).end()
+  })
+
+  router.delete('/:id/tokens', requireApiKey, async (req, res) => {
+    const { user } = parse(revokeTokensQuery, req.query)
+    await sessions.record(req.params.id)
+    await access.revokeUser(req.params.id, user)
+    cluster.accessRevoked(req.params.id, { user })
+    audit.action('token.revoke', { ip: req.ip, session: req.params.id, user })
+    res.status(204).end()
+  })
+
+  router.get('/:id/content', requireApiKeyOrToken, async (req, res) => {
     const { format } = parse(contentQuery, req.query)
     await sessions.record(req.params.id)
     const doc = await registry.open(req.params.id)

@@ -20,6 +20,17 @@ export const updateSessionBody = z.object({
   maxEditors: maxEditors.optional()
 }).strict().refine(body => Object.keys(body).length > 0, 'name at least one field to change')
 
+const user = z.string().trim().min(1).max(100)
+
+/** @param {number} maxTtlSeconds */
+export const createTokenBody = maxTtlSeconds => z.object({
+  user,
+  role: z.enum(['editor', 'viewer']),
+  ttl: z.number().int().min(10).max(maxTtlSeconds).optional()
+}).strict()
+
+export const revokeTokensQuery = z.object({ user }).strict()
+
 export const listSessionsQuery = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(20),
   cursor: z.string().regex(/^[a-z0-9]{1,64}$/).optional()

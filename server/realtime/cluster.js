@@ -1,6 +1,6 @@
 import client from 'prom-client'
 import { CLOSE_REASONS } from '../protocol.js'
-import { closeForEditors } from './editors.js'
+import { closeForEditors, closeForHolders } from './editors.js'
 
 // What the processes of a cluster tell each other. They go through the Socket.IO adapter's
 // server-side events, which relay small control messages; document contents never travel this way
@@ -12,6 +12,7 @@ const NOTIFY_INTERVAL_MS = 50
 const CLUSTER_EVENTS = Object.freeze({
   DOC_STORED: 'tandem:doc-stored',
   SESSION_DELETED: 'tandem:session-deleted',
+  ACCESS_REVOKED: 'tandem:access-revoked',
   EDITOR_COUNTS: 'tandem:editor-counts',
   METRICS: 'tandem:metrics'
 })
@@ -38,6 +39,9 @@ export function createCluster (io, { enabled, registry, metrics, logger }) {
     io.on(CLUSTER_EVENTS.SESSION_DELETED, (/** @type {string} */ docId) => {
       closeForEditors(registry, docId, CLOSE_REASONS.DELETED)
       registry.discard(docId).catch(err => logger.warn({ err, doc: docId }, 'discard failed'))
+    })
+    io.on(CLUSTER_EVENTS.ACCESS_REVOKED, (/** @type {string} */ docId, /** @type {Revoked} */ revoked) => {
+      closeForHolders(registry, docId, revoked)
     })
     io.on(CLUSTER_EVENTS.EDITOR_COUNTS, (/** @type {string[]} */ docIds, /** @type {(counts: number[]) => void} */ reply) => {
       if (Array.isArray(docIds) && typeof reply === 'function') reply(localCounts(docIds))
@@ -87,6 +91,17 @@ export function createCluster (io, { enabled, registry, metrics, logger }) {
     },
 
     /**
+     * Closes the document, in every process, for the sockets that joined it with a revoked token
+     * (or any token of a revoked user).
+     * @param {string} docId
+     * @param {Revoked} revoked
+     */
+    accessRevoked (docId, revoked) {
+      closeForHolders(registry, docId, revoked)
+      if (enabled) io.serverSideEmit(CLUSTER_EVENTS.ACCESS_REVOKED, docId, revoked)
+    },
+
+    /**
      * Live editors per document across all processes (those that answered in time).
      * @param {string[]} docIds
      * @returns {Promise<number[]>}
@@ -109,3 +124,4 @@ export function createCluster (io, { enabled, registry, metrics, logger }) {
 }
 
 /** @typedef {ReturnType<typeof createCluster>} Cluster */
+/** @typedef {import('./editors.js').Revoked} Revoked */

@@ -2,12 +2,15 @@ import * as Y from 'yjs'
 import { AppError } from '../errors.js'
 import { CLOSE_REASONS, EVENTS, ROLES } from '../protocol.js'
 import { checkUpdate } from '../docs/update-check.js'
-import { attach, closeForEditors, detach, membershipsOf, roomOf } from './editors.js'
+import { attach, closeForEditors, detach, membershipsOf } from './editors.js'
+import { relayOf } from './room-relay.js'
 import { binaryOf, docIdOf } from './payloads.js'
 import { refusal, withAck } from './with-ack.js'
+import { connectionLimits } from '../limits/limits.js'
 
 /**
  * @typedef {import('../docs/live-doc.js').LiveDoc} LiveDoc
+ * @typedef {import('./editors.js').Membership} Membership
  */
 
 /**
@@ -18,7 +21,15 @@ import { refusal, withAck } from './with-ack.js'
  * @property {import('../config.js').Config} config
  * @property {import('../metrics.js').Metrics} metrics
  * @property {import('pino').Logger} logger
+ * @property {import('../auth/access.js').Access} access
+ * @property {import('../limits/limits.js').Limits} limits
+ * @property {import('../audit.js').Audit} audit
+ * @property {(req: import('node:http').IncomingMessage) => string} clientIpOf
  */
+
+// Refusals worth an audit line; a flood is audited once per code per connection per interval.
+const AUDITED = new Set(['UNAUTHORIZED', 'FORBIDDEN', 'RATE_LIMITED', 'TOO_LARGE', 'INVALID_UPDATE', 'OUT_OF_SYNC'])
+const AUDIT_INTERVAL_MS = 10_000
 
 /**
  * The document events of one connection: join, leave, update, awareness (docs/PROTOCOL.md).
@@ -26,35 +37,43 @@ import { refusal, withAck } from './with-ack.js'
  * @param {RealtimeContext} ctx
  */
 export function registerDocHandlers (socket, ctx) {
-  const { registry, sessions, cluster, config, metrics } = ctx
+  const { registry, sessions, cluster, config, metrics, access, limits, audit } = ctx
   const logger = ctx.logger.child({ socket: socket.id })
-  const deps = { metrics, logger }
+  const ip = ctx.clientIpOf(socket.request)
+  /** @type {Map<string, number>} when each refusal code was last audited */
+  const audited = new Map()
+  const deps = { metrics, logger, onRefused: auditRefusal }
   const memberships = membershipsOf(socket)
+  const rates = connectionLimits(config)
+  const relayOptions = { awarenessIntervalMs: config.awarenessIntervalMs, fanOutSpacing: config.fanOutSpacing, metrics }
 
   socket.on(EVENTS.JOIN, withAck(EVENTS.JOIN, async (payload) => {
     const docId = docIdOf(payload)
     const sv = payload.sv === undefined ? undefined : binaryOf(payload, 'sv', config.maxUpdateBytes)
     if (sv) checkStateVector(sv)
+    await limits.joins.take(ip)
     const joined = memberships.get(docId)
-    const { doc, editors } = joined ? await rejoin(joined.doc) : await admit(docId)
+    const { doc, editors, role } = joined ? await rejoin(joined) : await admit(docId, payload.token ?? socket.handshake.auth?.token)
     return {
       update: Y.encodeStateAsUpdate(doc.ydoc, sv),
       sv: Y.encodeStateVector(doc.ydoc),
       awareness: doc.awareness.encodeAll(),
-      role: ROLES.EDITOR,
+      role,
       editors
     }
   }, deps))
 
   /**
-   * Lets the socket into a document it has not joined: the session must exist, the document load,
-   * the room have space cluster-wide, and the copy here be current.
+   * Lets the socket into a document it has not joined: the token must open it, the session exist,
+   * the document load, the room have space cluster-wide, and the copy here be current.
    * @param {string} docId
+   * @param {unknown} token the join's own, else the handshake's
    */
-  async function admit (docId) {
+  async function admit (docId, token) {
     if (memberships.size >= config.maxDocsPerSocket) {
       throw new AppError('RATE_LIMITED', `a connection may hold at most ${config.maxDocsPerSocket} documents`)
     }
+    const grant = await access.authorize(token, docId)
     const session = await sessions.record(docId)
     const doc = await registry.open(docId)
     try {
@@ -66,21 +85,21 @@ export function registerDocHandlers (socket, ctx) {
       if (!socket.connected) throw new AppError('BAD_REQUEST', 'disconnected while joining')
       // A second join of the same document may have raced this one through the awaits above.
       if (!memberships.has(docId)) {
-        attach(socket, doc, ROLES.EDITOR)
-        logger.debug({ doc: docId }, 'joined')
+        attach(socket, doc, grant)
+        logger.debug({ doc: docId, user: grant.user, role: grant.role }, 'joined')
       }
-      return { doc, editors: editors + 1 }
+      return { doc, editors: editors + 1, role: grant.role }
     } catch (err) {
       registry.release(doc)
       throw err
     }
   }
 
-  /** A join of a document the socket already holds: fresh state, no second seat. @param {LiveDoc} doc */
-  async function rejoin (doc) {
+  /** A join of a document the socket already holds: fresh state, no second seat. @param {Membership} membership */
+  async function rejoin ({ doc, role }) {
     await catchUp(doc)
     const [editors] = await cluster.editorCounts([doc.id])
-    return { doc, editors }
+    return { doc, editors, role }
   }
 
   /** Another process may have stored edits a moment ago: a joiner gets them too. @param {LiveDoc} doc */
@@ -105,8 +124,22 @@ export function registerDocHandlers (socket, ctx) {
     const membership = memberships.get(docId)
     if (!membership) throw notJoined(docId)
     if (membership.role === ROLES.VIEWER) throw new AppError('FORBIDDEN', 'viewers cannot edit')
-    checkUpdate(update)
+    rates.updates.take()
+    rates.bytes.take(update.byteLength)
     const { doc } = membership
+    if (doc.bytes + update.byteLength > config.maxDocBytes) {
+      throw new AppError('TOO_LARGE', `the document would exceed ${config.maxDocBytes} bytes`)
+    }
+    try {
+      checkUpdate(update, doc.ydoc)
+    } catch (err) {
+      if (!(err instanceof AppError) || err.code !== 'OUT_OF_SYNC' || !doc.store.shared) throw err
+      // Another process may have stored what this builds on a moment ago: its broadcast can reach
+      // an editor before this copy reads the stream. Read it, then check again.
+      await catchUp(doc)
+      checkUpdate(update, doc.ydoc)
+    }
+    doc.bytes += update.byteLength
     try {
       Y.applyUpdate(doc.ydoc, update, socket)
     } catch (err) {
@@ -119,8 +152,7 @@ export function registerDocHandlers (socket, ctx) {
     }
     // Peers get the update as soon as it is applied; the ACK waits for durability. A peer may thus
     // see an edit that is never acked (a crash in between); it then syncs it back on its next join.
-    socket.to(roomOf(docId)).emit(EVENTS.UPDATE, { doc: docId, update })
-    metrics.broadcasts.inc({ event: EVENTS.UPDATE }, doc.sockets.size - 1)
+    relayOf(doc, socket.nsp, relayOptions).update(update, socket)
     try {
       await doc.persist(update)
     } catch (err) {
@@ -140,23 +172,52 @@ export function registerDocHandlers (socket, ctx) {
       const update = binaryOf(payload, 'update', config.maxUpdateBytes)
       const membership = memberships.get(docId)
       if (!membership) throw notJoined(docId)
-      for (const { clientId, state } of membership.doc.awareness.apply(update)) {
+      rates.awareness.take()
+      rates.bytes.take(update.byteLength)
+      const entries = membership.doc.awareness.apply(update, socket, (/** @type {any} */ previous) => sameUser(previous, membership, docId))
+      for (const { clientId, state } of entries) {
         if (state === 'null') membership.awarenessClients.delete(clientId)
         else membership.awarenessClients.add(clientId)
       }
-      socket.to(roomOf(docId)).emit(EVENTS.AWARENESS, { doc: docId, update })
-      metrics.broadcasts.inc({ event: EVENTS.AWARENESS }, membership.doc.sockets.size - 1)
+      relayOf(membership.doc, socket.nsp, relayOptions).awareness(entries)
       if (typeof ack === 'function') ack({ ok: true })
     } catch (err) {
       const reply = refusal(EVENTS.AWARENESS, err, metrics)
-      if (!(err instanceof AppError)) logger.error({ err }, 'awareness handler failed')
+      if (err instanceof AppError) auditRefusal(EVENTS.AWARENESS, reply.error)
+      else logger.error({ err }, 'awareness handler failed')
       if (typeof ack === 'function') ack(reply)
     }
   })
 
+  /**
+   * An audit line for a refusal that may mean abuse, at most once per code per interval.
+   * @param {string} event
+   * @param {import('../protocol.js').ErrorBody} error
+   */
+  function auditRefusal (event, error) {
+    if (!AUDITED.has(error.code)) return
+    const now = Date.now()
+    if (now - (audited.get(error.code) ?? -Infinity) < AUDIT_INTERVAL_MS) return
+    audited.set(error.code, now)
+    const users = [...memberships.values()].map(membership => membership.user).filter(user => user !== null)
+    audit.refused(event, { ip, socket: socket.id, users: [...new Set(users)], code: error.code, reason: error.message })
+  }
+
   socket.on('disconnect', () => {
     for (const docId of [...memberships.keys()]) detach(socket, docId, registry)
   })
+}
+
+/**
+ * Whether `previous` (the connection that announced an awareness client id) is the same user as
+ * this membership, which may then take the id over (a reconnect). With auth off everyone is.
+ * @param {import('socket.io').Socket} previous
+ * @param {Membership} membership
+ * @param {string} docId
+ */
+function sameUser (previous, membership, docId) {
+  const theirs = membershipsOf(previous).get(docId)
+  return !theirs || theirs.user === membership.user
 }
 
 /** @param {Uint8Array} sv */

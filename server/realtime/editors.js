@@ -1,14 +1,19 @@
-import { EVENTS } from '../protocol.js'
+import { CLOSE_REASONS, EVENTS } from '../protocol.js'
+import { forgetAwareness, roomOf } from './room-relay.js'
 
 // Which socket holds which document, kept on both sides: the socket's memberships (what it joined,
 // its role and the awareness client ids it announced) and `doc.sockets` (who is editing). Every
 // join and leave goes through here so the two never disagree. Memberships live in a WeakMap rather
 // than `socket.data`, which Socket.IO serialises when other processes fetch sockets.
 
-/** @typedef {{ doc: import('../docs/live-doc.js').LiveDoc, role: string, awarenessClients: Set<number> }} Membership */
+/**
+ * @typedef {import('../auth/access.js').Membership & {
+ *   doc: import('../docs/live-doc.js').LiveDoc,
+ *   awarenessClients: Set<number>
+ * }} Membership
+ */
 
-/** @param {string} docId */
-export const roomOf = docId => `doc:${docId}`
+/** @typedef {{ tokenId?: string, user?: string }} Revoked */
 
 /** @type {WeakMap<import('socket.io').Socket, Map<string, Membership>>} */
 const memberships = new WeakMap()
@@ -29,10 +34,10 @@ export function membershipsOf (socket) {
 /**
  * @param {import('socket.io').Socket} socket
  * @param {import('../docs/live-doc.js').LiveDoc} doc
- * @param {string} role
+ * @param {import('../auth/access.js').Membership} access
  */
-export function attach (socket, doc, role) {
-  membershipsOf(socket).set(doc.id, { doc, role, awarenessClients: new Set() })
+export function attach (socket, doc, { role, user, tokenId }) {
+  membershipsOf(socket).set(doc.id, { doc, role, user, tokenId, awarenessClients: new Set() })
   doc.sockets.add(socket)
   socket.join(roomOf(doc.id))
 }
@@ -53,8 +58,9 @@ export function detach (socket, docId, registry) {
   doc.sockets.delete(socket)
   socket.leave(roomOf(docId))
   if (awarenessClients.size > 0) {
-    const removal = doc.awareness.remove(awarenessClients)
-    socket.to(roomOf(docId)).emit(EVENTS.AWARENESS, { doc: docId, update: removal })
+    const removal = doc.awareness.remove(awarenessClients, socket)
+    forgetAwareness(doc, awarenessClients)
+    if (removal) socket.to(roomOf(docId)).emit(EVENTS.AWARENESS, { doc: docId, update: removal })
   }
   registry.release(doc)
   return true
@@ -67,9 +73,32 @@ export function detach (socket, docId, registry) {
  * @param {string} reason
  */
 export function closeForEditors (registry, docId, reason) {
+  closeFor(registry, docId, reason, () => true)
+}
+
+/**
+ * Closes a document for the sockets in this process that joined it with a revoked token.
+ * @param {import('../docs/doc-registry.js').DocRegistry} registry
+ * @param {string} docId
+ * @param {Revoked} revoked
+ */
+export function closeForHolders (registry, docId, { tokenId, user }) {
+  closeFor(registry, docId, CLOSE_REASONS.REVOKED, membership =>
+    (tokenId !== undefined && membership.tokenId === tokenId) || (user !== undefined && membership.user === user))
+}
+
+/**
+ * @param {import('../docs/doc-registry.js').DocRegistry} registry
+ * @param {string} docId
+ * @param {string} reason
+ * @param {(membership: Membership) => boolean} selected
+ */
+function closeFor (registry, docId, reason, selected) {
   const doc = registry.get(docId)
   if (!doc) return
   for (const socket of [...doc.sockets]) {
+    const membership = membershipsOf(socket).get(docId)
+    if (!membership || !selected(membership)) continue
     socket.emit(EVENTS.CLOSED, { doc: docId, reason })
     detach(socket, docId, registry)
   }

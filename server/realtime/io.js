@@ -27,6 +27,12 @@ export function createIo (httpServer, { config, corsOrigin, adapter }) {
     transports: /** @type {any} */ (config.transports),
     maxHttpBufferSize: maxFrameBytes(config.maxUpdateBytes),
     cors: { origin: corsOrigin },
+    // CORS headers only guard long-polling; a browser opens a WebSocket from any page. So the Origin
+    // a browser sends is checked against the same allow-list (clients without one are not browsers).
+    allowRequest: (req, callback) => {
+      const origin = req.headers.origin
+      callback(null, corsOrigin === '*' || origin === undefined || corsOrigin.includes(origin))
+    },
     adapter
   })
   return io

@@ -9,10 +9,13 @@ const OK = Object.freeze({ ok: /** @type {const} */ (true) })
  * exactly once. Unexpected errors are logged and reach the client only as INTERNAL.
  * @param {string} event
  * @param {(payload: any) => Promise<object | void> | object | void} handler
- * @param {{ metrics: import('../metrics.js').Metrics, logger: import('pino').Logger }} deps
+ * @param {object} deps
+ * @param {import('../metrics.js').Metrics} deps.metrics
+ * @param {import('pino').Logger} deps.logger
+ * @param {(event: string, error: import('../protocol.js').ErrorBody) => void} [deps.onRefused] told of every refusal
  * @returns {(...args: any[]) => Promise<void>}
  */
-export function withAck (event, handler, { metrics, logger }) {
+export function withAck (event, handler, { metrics, logger, onRefused }) {
   return async (...args) => {
     const ack = args[args.length - 1]
     if (typeof ack !== 'function') {
@@ -27,6 +30,7 @@ export function withAck (event, handler, { metrics, logger }) {
     } catch (err) {
       if (!(err instanceof AppError)) logger.error({ err, event }, 'event handler failed')
       reply = refusal(event, err, metrics)
+      onRefused?.(event, reply.error)
     }
     ack(reply)
   }

@@ -16,7 +16,11 @@
  * @property {(record: SessionRecord) => Promise<void>} put
  * @property {(id: string) => Promise<SessionRecord | undefined>} get
  * @property {(page: { limit: number, cursor?: string }) => Promise<{ items: SessionRecord[], nextCursor: string | null }>} list
- * @property {(id: string) => Promise<void>} delete
+ * @property {(id: string) => Promise<void>} delete removes the session and its revocations
+ * @property {(id: string, key: string, value: number) => Promise<void>} revoke records a revocation
+ *   (`token:<tokenId>` or `user:<name>`) with a time in ms
+ * @property {(id: string, keys: string[]) => Promise<(number | undefined)[]>} revocations the times
+ *   recorded for `keys`, undefined where none
  */
 
 /** @implements {SessionStore} */
@@ -25,6 +29,9 @@ export class LevelSessionStore {
   constructor (db, { syncWrites }) {
     /** @type {import('abstract-level').AbstractSublevel<any, any, string, SessionRecord>} */
     this.sessions = db.sublevel('sessions', { keyEncoding: 'utf8', valueEncoding: 'json' })
+    // Keyed `<session>!<key>`: ids never contain `!`, so one range holds a session's revocations.
+    /** @type {import('abstract-level').AbstractSublevel<any, any, string, number>} */
+    this.revoked = db.sublevel('revoked', { keyEncoding: 'utf8', valueEncoding: 'json' })
     /** @type {any} classic-level's own option, absent from abstract-level's types */
     this.writeOptions = { sync: syncWrites }
   }
@@ -51,5 +58,16 @@ export class LevelSessionStore {
   /** @param {string} id */
   async delete (id) {
     await this.sessions.del(id, this.writeOptions)
+    await this.revoked.clear({ gt: `${id}!`, lt: `${id}"` })
+  }
+
+  /** @param {string} id @param {string} key @param {number} value */
+  async revoke (id, key, value) {
+    await this.revoked.put(`${id}!${key}`, value, this.writeOptions)
+  }
+
+  /** @param {string} id @param {string[]} keys */
+  async revocations (id, keys) {
+    return this.revoked.getMany(keys.map(key => `${id}!${key}`))
   }
 }

@@ -6,6 +6,8 @@ import { execMulti } from '../storage/redis.js'
 
 const RECORDS = 'tandem:{sessions}:records'
 const ORDER = 'tandem:{sessions}:order'
+/** @param {string} id */
+const revokedKey = id => `tandem:{sessions}:revoked:${id}`
 
 /** @typedef {import('./level-session-store.js').SessionRecord} SessionRecord */
 /** @typedef {import('./level-session-store.js').SessionStore} SessionStore */
@@ -40,6 +42,17 @@ export class RedisSessionStore {
 
   /** @param {string} id */
   async delete (id) {
-    await execMulti(this.client.multi().hdel(RECORDS, id).zrem(ORDER, id))
+    await execMulti(this.client.multi().hdel(RECORDS, id).zrem(ORDER, id).del(revokedKey(id)))
+  }
+
+  /** @param {string} id @param {string} key @param {number} value */
+  async revoke (id, key, value) {
+    await this.client.hset(revokedKey(id), key, String(value))
+  }
+
+  /** @param {string} id @param {string[]} keys */
+  async revocations (id, keys) {
+    const values = await this.client.hmget(revokedKey(id), ...keys)
+    return values.map(value => (value === null ? undefined : Number(value)))
   }
 }

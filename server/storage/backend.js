@@ -14,6 +14,8 @@ import { closeRedis, connectRedis, isReady } from './redis.js'
  * @property {import('../docs/doc-store.js').DocStore} docStore
  * @property {import('../sessions/level-session-store.js').SessionStore} sessionStore
  * @property {any} [adapter] the Socket.IO adapter constructor; absent = the in-memory default
+ * @property {import('./redis.js').RedisClient} [limitStore] where per-IP rate limits are counted, so
+ *   they hold across processes; absent = in memory
  * @property {() => boolean} isReady
  * @property {() => Promise<void>} close
  */
@@ -65,6 +67,7 @@ export async function openBackend (config, logger) {
     docStore: new RedisDocStore(data, { waitAof: config.redisWaitAof }),
     sessionStore: new RedisSessionStore(data),
     adapter,
+    limitStore: data,
     isReady: () => clients.every(isReady),
     close: async () => {
       for (const client of clients) await closeRedis(client)

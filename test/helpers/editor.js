@@ -1,3 +1,4 @@
+import * as encoding from 'lib0/encoding'
 import { io } from 'socket.io-client'
 import * as Y from 'yjs'
 import { EVENTS, TEXT_NAME } from '../../server/protocol.js'
@@ -24,6 +25,11 @@ export class TestEditor {
     })
     this.socket.on(EVENTS.AWARENESS, (payload) => this.received.push({ event: EVENTS.AWARENESS, payload }))
     this.socket.on(EVENTS.CLOSED, (payload) => this.received.push({ event: EVENTS.CLOSED, payload }))
+  }
+
+  /** Resolves with the error of a refused connection (`err.data` carries the server's code). */
+  connectError () {
+    return new Promise(resolve => this.socket.once('connect_error', resolve))
   }
 
   connected () {
@@ -135,3 +141,16 @@ export function waitFor (predicate, timeoutMs = 5000) {
 
 /** Waits until nothing arrives for `ms`: lets a test assert that something did not happen. @param {number} ms */
 export const quiet = (ms) => new Promise(resolve => setTimeout(resolve, ms))
+
+/**
+ * One y-protocols awareness entry, as a client would send it.
+ * @param {number} clientId @param {number} clock @param {unknown} state
+ */
+export function awarenessUpdate (clientId, clock, state) {
+  const encoder = encoding.createEncoder()
+  encoding.writeVarUint(encoder, 1)
+  encoding.writeVarUint(encoder, clientId)
+  encoding.writeVarUint(encoder, clock)
+  encoding.writeVarString(encoder, JSON.stringify(state))
+  return encoding.toUint8Array(encoder)
+}

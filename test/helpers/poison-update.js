@@ -1,6 +1,8 @@
-// An update that decodes cleanly, then makes Yjs throw ("Unexpected case") halfway through applying
-// it, after inserting "mm", to a document holding exactly BASE's history. Found by mutating real
-// updates; the server must refuse it and reload the document from storage.
+// Updates found by mutating real ones, for a document holding exactly BASE's history:
+// - POISON decodes cleanly and points at nothing the document lacks, yet makes Yjs throw
+//   ("Unexpected case") while applying it; the server must refuse it and reload the document.
+// - MISSING_DEPENDENCY inserts "mm" and then an item whose origin is a struct nobody sent; Yjs would
+//   hold the rest as pending (and once threw halfway through it). The server refuses it unapplied.
 
 export const BASE = [
   '01010100040107636f6e74656e740b68656c6c6f20776f726c6400',
@@ -10,7 +12,9 @@ export const BASE = [
   '0101010f440100015a00'
 ].map(hex => new Uint8Array(Buffer.from(hex, 'hex')))
 
-export const POISON = new Uint8Array(Buffer.from('01020200c4010c010d026d6dc402050106027a7a01010300030b010f01', 'hex'))
+export const POISON = new Uint8Array(Buffer.from('0001000344010f017800', 'hex'))
+
+export const MISSING_DEPENDENCY = new Uint8Array(Buffer.from('01020200c4010c010d026d6dc402050106027a7a01010300030b010f01', 'hex'))
 
 /** The text of a document holding BASE. */
 export const BASE_TEXT = 'ZhabclQo world'

@@ -11,14 +11,24 @@ export async function tempDataDir () {
 }
 
 /**
- * Starts a real server in this process on an ephemeral loopback port.
+ * Starts a real server in this process on an ephemeral loopback port, on a fresh data directory
+ * (removed on close) unless `dataDir` is given.
  * @param {Partial<import('../../server/config.js').Config>} [overrides]
  */
 export async function startServer (overrides = {}) {
-  const config = loadConfig({}, { port: 0, host: '127.0.0.1', logLevel: 'silent', ...overrides })
+  const data = overrides.dataDir ? null : await tempDataDir()
+  const config = loadConfig({}, { port: 0, host: '127.0.0.1', logLevel: 'silent', dataDir: data?.dir, ...overrides })
   const server = await createServer(config)
   const { url } = await server.listen()
-  return { server, url, config, close: () => server.close() }
+  return {
+    server,
+    url,
+    config,
+    close: async () => {
+      await server.close()
+      await data?.remove()
+    }
+  }
 }
 
 /**

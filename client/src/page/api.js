@@ -22,12 +22,15 @@ export class ApiError extends Error {
 
 /**
  * @param {string} path
- * @param {{ method?: string, body?: unknown }} [request]
+ * @param {{ method?: string, body?: unknown, token?: string }} [request] `token` is sent as a bearer credential
  */
-async function call (path, { method = 'GET', body } = {}) {
+async function call (path, { method = 'GET', body, token } = {}) {
+  /** @type {Record<string, string>} */
+  const headers = body === undefined ? {} : { 'content-type': 'application/json' }
+  if (token) headers.authorization = `Bearer ${token}`
   const res = await fetch(path, {
     method,
-    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    headers,
     body: body === undefined ? undefined : JSON.stringify(body)
   })
   const data = await res.json().catch(() => ({}))
@@ -42,9 +45,9 @@ export function listSessions (cursor) {
   return call(`/api/sessions?${query}`)
 }
 
-/** @param {string} id @returns {Promise<Session>} */
-export function getSession (id) {
-  return call(`/api/sessions/${encodeURIComponent(id)}`)
+/** @param {string} id @param {string} [token] a join token for the session @returns {Promise<Session>} */
+export function getSession (id, token) {
+  return call(`/api/sessions/${encodeURIComponent(id)}`, { token })
 }
 
 /** @param {{ name: string, language?: string }} fields @returns {Promise<Session>} */

@@ -16,14 +16,16 @@ import { awarenessUser, loadUser, saveUser } from './user.js'
 
 /**
  * The editor at /s/:id: CodeMirror bound to the session's document, with status, share link, the
- * user's name and who else is here.
+ * user's name and who else is here. With auth on, the invitation link carries a join token in its
+ * fragment (`/s/:id#token=…`), which never reaches a server log.
  * @param {HTMLElement} root
  * @param {string} id
  */
 export async function renderEditor (root, id) {
+  const token = new URLSearchParams(window.location.hash.slice(1)).get('token') ?? undefined
   let session
   try {
-    session = await getSession(id)
+    session = await getSession(id, token)
   } catch (err) {
     const message = /** @type {any} */ (err).status === 404 ? 'No such session.' : `Could not load the session: ${/** @type {Error} */ (err).message}`
     root.replaceChildren(h('main', { class: 'missing' }, [h('p', {}, [message]), h('a', { href: '/' }, ['All sessions'])]))
@@ -34,7 +36,7 @@ export async function renderEditor (root, id) {
 
   const ydoc = new Y.Doc()
   const ytext = ydoc.getText(TEXT_NAME)
-  const provider = new SocketIOProvider(window.location.origin, id, ydoc)
+  const provider = new SocketIOProvider(window.location.origin, id, ydoc, { token })
   let user = loadUser()
   provider.awareness.setLocalStateField('user', awarenessUser(user))
 
@@ -57,7 +59,8 @@ export async function renderEditor (root, id) {
       h('span', { class: 'language' }, [session.language]),
       statusBadge(provider),
       h('span', { class: 'spacer' }),
-      shareLink(`${window.location.origin}/s/${id}`)
+      // Auth on: each person needs a link with their own token, minted by the backend.
+      ...(token ? [] : [shareLink(`${window.location.origin}/s/${id}`)])
     ]),
     h('div', { class: 'who' }, [h('label', {}, ['You: ', nameField]), presenceList(provider.awareness)]),
     messages.element,
@@ -84,11 +87,17 @@ export async function renderEditor (root, id) {
   // A retryable refusal is over once the document is joined again.
   const retryable = Object.entries(ERRORS).filter(([, { retry }]) => retry).map(([code]) => code)
   provider.on('status', ({ status }) => {
-    if (status === 'connected') for (const code of retryable) messages.clear(code)
+    if (status !== 'connected') return
+    for (const code of retryable) messages.clear(code)
+    if (provider.role === 'viewer') {
+      messages.show('viewer', 'You are a viewer: you see every edit, and yours are not sent.')
+      view.dispatch({ effects: editable.reconfigure(EditorView.editable.of(false)) })
+    }
   })
   provider.on('closed', ({ reason }) => {
-    if (reason !== CLOSE_REASONS.DELETED) return
-    messages.show('deleted', 'This session was deleted. Edits are no longer saved.')
+    if (reason === CLOSE_REASONS.DELETED) messages.show('deleted', 'This session was deleted. Edits are no longer saved.')
+    else if (reason === CLOSE_REASONS.REVOKED) messages.show('revoked', 'Your access to this session was withdrawn. Edits are no longer saved.')
+    else return
     view.dispatch({ effects: editable.reconfigure(EditorView.editable.of(false)) })
   })
   view.focus()

@@ -1,0 +1,83 @@
+import { AppError, fromStorage } from '../errors.js'
+import { ROLES } from '../protocol.js'
+import { TokenIssuer } from './tokens.js'
+
+/**
+ * @typedef {object} Membership what one socket may do in one document
+ * @property {'editor' | 'viewer'} role
+ * @property {string | null} user null while auth is off
+ * @property {string | null} tokenId
+ */
+
+/** While auth is off (development without AUTH_SECRET) everyone joins as an editor. */
+const OPEN_ACCESS = Object.freeze({ role: ROLES.EDITOR, user: null, tokenId: null })
+
+/**
+ * Who may join which document: mints join tokens, checks them (signature, expiry, session,
+ * revocation) and records revocations. Revocations are stored beside the sessions, so every process
+ * refuses a revoked token at its next join; closing the sockets that hold it is the cluster's job.
+ */
+export class Access {
+  /**
+   * @param {object} deps
+   * @param {import('../config.js').Config} deps.config
+   * @param {import('../sessions/level-session-store.js').SessionStore} deps.store
+   */
+  constructor ({ config, store }) {
+    this.store = store
+    this.config = config
+    this.issuer = config.authSecret ? new TokenIssuer(config.authSecret) : null
+  }
+
+  get enabled () {
+    return this.issuer !== null
+  }
+
+  /**
+   * @param {string} session
+   * @param {{ user: string, role: 'editor' | 'viewer', ttl?: number }} request ttl in seconds
+   */
+  async issue (session, { user, role, ttl }) {
+    if (!this.issuer) throw new AppError('BAD_REQUEST', 'authentication is off (no AUTH_SECRET): tokens are not needed')
+    return { ...await this.issuer.issue({ session, user, role, ttlSeconds: ttl ?? this.config.tokenTtlSeconds }), user, role }
+  }
+
+  /** Checks a handshake's token: signed here and unexpired (which documents it opens is checked at join). @param {unknown} token */
+  async verifyHandshake (token) {
+    if (this.issuer) await this.issuer.verify(token)
+  }
+
+  /**
+   * Checks a token against the document it is meant to open.
+   * @param {unknown} token
+   * @param {string} docId
+   * @returns {Promise<Membership>}
+   */
+  async authorize (token, docId) {
+    if (!this.issuer) return OPEN_ACCESS
+    const grant = await this.issuer.verify(token)
+    if (grant.session !== docId) throw new AppError('FORBIDDEN', `the token is for session ${grant.session}, not ${docId}`)
+    const [tokenRevoked, userRevokedAt] = await fromStorage(
+      this.store.revocations(docId, [tokenKey(grant.tokenId), userKey(grant.user)])
+    )
+    if (tokenRevoked !== undefined || (userRevokedAt !== undefined && grant.issuedAtMs <= userRevokedAt)) {
+      throw new AppError('UNAUTHORIZED', 'the token has been revoked')
+    }
+    return { role: grant.role, user: grant.user, tokenId: grant.tokenId }
+  }
+
+  /** @param {string} session @param {string} tokenId */
+  async revokeToken (session, tokenId) {
+    await fromStorage(this.store.revoke(session, tokenKey(tokenId), Date.now()))
+  }
+
+  /** Revokes every token of `user` minted so far. @param {string} session @param {string} user */
+  async revokeUser (session, user) {
+    await fromStorage(this.store.revoke(session, userKey(user), Date.now()))
+  }
+}
+
+/** @param {string} tokenId */
+const tokenKey = tokenId => `token:${tokenId}`
+/** @param {string} user */
+const userKey = user => `user:${user}`

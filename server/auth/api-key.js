@@ -1,0 +1,68 @@
+import { createHash, timingSafeEqual } from 'node:crypto'
+import { AppError } from '../errors.js'
+
+/**
+ * The bearer credential of a request, if any. @param {import('express').Request} req
+ * @returns {string | undefined}
+ */
+export function bearerOf (req) {
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(req.get('authorization') ?? '')
+  return match?.[1]
+}
+
+/**
+ * Compares a presented key with the configured one in constant time: both are hashed first, so
+ * neither their contents nor their lengths show in the timing.
+ * @param {string} expected
+ * @param {string | undefined} presented
+ */
+export function keyMatches (expected, presented) {
+  if (presented === undefined) return false
+  const digest = (/** @type {string} */ value) => createHash('sha256').update(value).digest()
+  return timingSafeEqual(digest(expected), digest(presented))
+}
+
+/**
+ * Express guards for the REST API. With no API_KEY configured (development) every guard lets the
+ * request through.
+ * @param {object} deps
+ * @param {string} deps.apiKey
+ * @param {import('./access.js').Access} deps.access
+ * @param {import('../audit.js').Audit} deps.audit
+ */
+export function apiGuards ({ apiKey, access, audit }) {
+  /**
+   * @param {import('express').Request} req
+   * @param {string} reason
+   */
+  const refuse = (req, reason) => {
+    audit.refused('http.auth', { ip: req.ip, method: req.method, path: req.path, reason })
+    return new AppError('UNAUTHORIZED', reason)
+  }
+
+  /** @type {import('express').RequestHandler<any>} */
+  const requireApiKey = (req, res, next) => {
+    if (!apiKey) return next()
+    const presented = bearerOf(req)
+    if (presented === undefined) return next(refuse(req, 'this call needs the API key (Authorization: Bearer <key>)'))
+    next(keyMatches(apiKey, presented) ? undefined : refuse(req, 'the API key is not valid'))
+  }
+
+  /**
+   * The API key, or a join token for the session in the path: an editor page may read the session
+   * it was invited to.
+   * @type {import('express').RequestHandler<any>}
+   */
+  const requireApiKeyOrToken = (req, res, next) => {
+    if (!apiKey) return next()
+    const presented = bearerOf(req)
+    if (presented === undefined) return next(refuse(req, 'this call needs the API key or a token for this session'))
+    if (keyMatches(apiKey, presented)) return next()
+    access.authorize(presented, String(req.params.id)).then(() => next(), (/** @type {AppError} */ err) => {
+      if (err.code !== 'UNAVAILABLE') audit.refused('http.auth', { ip: req.ip, method: req.method, path: req.path, reason: err.message })
+      next(err)
+    })
+  }
+
+  return { requireApiKey, requireApiKeyOrToken }
+}

@@ -1,0 +1,75 @@
+import { randomBytes } from 'node:crypto'
+import { SignJWT, errors, jwtVerify } from 'jose'
+import { AppError } from '../errors.js'
+import { ROLES } from '../protocol.js'
+
+// Join tokens: HS256 JWTs signed with AUTH_SECRET, each naming one session, one user and a role.
+// `jti` names the token for revocation; `iat_ms` orders it against a revocation of its user
+// (`iat` has whole seconds only, too coarse to tell a token minted just after a revocation).
+
+const ISSUER = 'tandem'
+const ALGORITHM = 'HS256'
+
+/**
+ * @typedef {object} Grant what a verified token allows
+ * @property {string} session
+ * @property {string} user
+ * @property {'editor' | 'viewer'} role
+ * @property {string} tokenId
+ * @property {number} issuedAtMs
+ * @property {number} expiresAtMs
+ */
+
+export class TokenIssuer {
+  /** @param {string} secret at least 32 characters */
+  constructor (secret) {
+    this.key = new TextEncoder().encode(secret)
+  }
+
+  /**
+   * @param {{ session: string, user: string, role: 'editor' | 'viewer', ttlSeconds: number }} claims
+   * @returns {Promise<{ token: string, tokenId: string, expiresAt: string }>}
+   */
+  async issue ({ session, user, role, ttlSeconds }) {
+    const issuedAtMs = Date.now()
+    const expiresAt = Math.floor(issuedAtMs / 1000) + ttlSeconds
+    const tokenId = randomBytes(12).toString('base64url')
+    const token = await new SignJWT({ sid: session, role, iat_ms: issuedAtMs })
+      .setProtectedHeader({ alg: ALGORITHM, typ: 'JWT' })
+      .setIssuer(ISSUER)
+      .setSubject(user)
+      .setJti(tokenId)
+      .setIssuedAt(Math.floor(issuedAtMs / 1000))
+      .setExpirationTime(expiresAt)
+      .sign(this.key)
+    return { token, tokenId, expiresAt: new Date(expiresAt * 1000).toISOString() }
+  }
+
+  /**
+   * @param {unknown} token
+   * @returns {Promise<Grant>}
+   */
+  async verify (token) {
+    if (typeof token !== 'string' || token === '') throw new AppError('UNAUTHORIZED', 'a token is required')
+    let payload
+    try {
+      ({ payload } = await jwtVerify(token, this.key, { issuer: ISSUER, algorithms: [ALGORITHM] }))
+    } catch (err) {
+      if (err instanceof errors.JWTExpired) throw new AppError('UNAUTHORIZED', 'the token has expired')
+      throw new AppError('UNAUTHORIZED', 'the token is invalid')
+    }
+    const { sid, sub, role, jti, iat_ms: issuedAtMs, exp } = payload
+    if (typeof sid !== 'string' || typeof sub !== 'string' || typeof jti !== 'string' ||
+        !Object.values(ROLES).includes(/** @type {any} */ (role)) || typeof issuedAtMs !== 'number' || typeof exp !== 'number') {
+      throw new AppError('UNAUTHORIZED', 'the token is invalid')
+    }
+    return {
+      session: sid,
+      user: sub,
+      role: /** @type {'editor' | 'viewer'} */ (role),
+      tokenId: jti,
+      issuedAtMs,
+      expiresAtMs: exp * 1000
+    }
+  }
+}

@@ -1,0 +1,30 @@
+import { RateLimit } from './rate-limit.js'
+import { TokenBucket } from './token-bucket.js'
+
+/**
+ * The per-IP rate limits of a process (README, Security). They are counted in Redis when there is
+ * one, so they hold across workers and hosts.
+ * @param {import('../config.js').Config} config
+ * @param {import('../storage/redis.js').RedisClient} [redis]
+ */
+export function createLimits (config, redis) {
+  return {
+    rest: new RateLimit({ name: 'REST requests per minute', points: config.restPerMinute, seconds: 60, redis }),
+    connections: new RateLimit({ name: 'connections per minute', points: config.connectionsPerMinute, seconds: 60, redis }),
+    joins: new RateLimit({ name: 'joins per minute', points: config.joinsPerMinute, seconds: 60, redis })
+  }
+}
+
+/**
+ * The rates of one connection's events.
+ * @param {import('../config.js').Config} config
+ */
+export function connectionLimits (config) {
+  return {
+    updates: new TokenBucket('updates per second', config.updatesPerSecond),
+    awareness: new TokenBucket('awareness messages per second', config.awarenessPerSecond),
+    bytes: new TokenBucket('bytes per second', config.bytesPerSecond)
+  }
+}
+
+/** @typedef {ReturnType<typeof createLimits>} Limits */

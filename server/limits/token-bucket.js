@@ -1,0 +1,39 @@
+import { AppError } from '../errors.js'
+
+/**
+ * A per-connection rate: a bucket of `perSecond` tokens refilled continuously, so a burst up to one
+ * second's worth passes and a flood is held to the rate. It is synchronous on purpose: it runs on
+ * every update before the update is applied, and an await there would let a connection's later
+ * update overtake an earlier one. A connection lives in one process, so there is nothing to share.
+ */
+export class TokenBucket {
+  /**
+   * @param {string} name shown in refusals (`updates per second`)
+   * @param {number} perSecond 0 = no limit
+   */
+  constructor (name, perSecond) {
+    this.name = name
+    this.perSecond = perSecond
+    this.tokens = perSecond
+    this.refilledAt = performance.now()
+  }
+
+  /**
+   * Takes `cost` tokens or throws RATE_LIMITED with how long until they are there.
+   * @param {number} [cost]
+   */
+  take (cost = 1) {
+    if (this.perSecond === 0) return
+    const now = performance.now()
+    this.tokens = Math.min(this.perSecond, this.tokens + (now - this.refilledAt) * this.perSecond / 1000)
+    this.refilledAt = now
+    if (this.tokens >= cost) {
+      this.tokens -= cost
+      return
+    }
+    throw new AppError('RATE_LIMITED', `limit of ${this.perSecond} ${this.name} reached; retry later`, {
+      limit: this.name,
+      retryAfterMs: Math.ceil((cost - this.tokens) * 1000 / this.perSecond)
+    })
+  }
+}

@@ -1,0 +1,61 @@
+import { AppError } from '../errors.js'
+
+/**
+ * Who may open a Socket.IO connection (io.use): at most `maxConnectionsPerIp` open connections per
+ * client IP in this process, at most `connectionsPerMinute` new ones per IP across the cluster, and,
+ * while auth is on, a valid join token in the handshake (`auth: { token }`). Which documents the
+ * token opens is checked at each `doc:join`. A refusal reaches the client as `connect_error` with
+ * `data: { code, message }`.
+ * @param {object} deps
+ * @param {import('../config.js').Config} deps.config
+ * @param {import('../limits/limits.js').Limits} deps.limits
+ * @param {import('../auth/access.js').Access} deps.access
+ * @param {(req: import('node:http').IncomingMessage) => string} deps.clientIpOf
+ * @param {import('../audit.js').Audit} deps.audit
+ * @returns {(socket: import('socket.io').Socket, next: (err?: Error) => void) => void}
+ */
+export function admission ({ config, limits, access, clientIpOf, audit }) {
+  /** @type {Map<string, number>} open connections per IP */
+  const open = new Map()
+
+  /** @param {string} ip */
+  const release = (ip) => {
+    const count = (open.get(ip) ?? 1) - 1
+    if (count === 0) open.delete(ip)
+    else open.set(ip, count)
+  }
+
+  return (socket, next) => {
+    const ip = clientIpOf(socket.request)
+    /** @param {unknown} err */
+    const refuse = (err) => {
+      const body = err instanceof AppError ? err : new AppError('INTERNAL', 'connection refused')
+      audit.refused('socket.connect', { ip, code: body.code, reason: body.message })
+      next(Object.assign(new Error(body.message), { data: { code: body.code, message: body.message, details: body.details } }))
+    }
+    // The seat is taken before the awaits below, so a burst of connections cannot all pass the check.
+    if (config.maxConnectionsPerIp !== 0 && (open.get(ip) ?? 0) >= config.maxConnectionsPerIp) {
+      refuse(new AppError('RATE_LIMITED', `at most ${config.maxConnectionsPerIp} open connections per address`))
+      return
+    }
+    open.set(ip, (open.get(ip) ?? 0) + 1)
+    // Freed when the transport closes: that also covers a client gone before admission finished,
+    // for which Socket.IO never emits `disconnect`.
+    let seated = true
+    const free = () => {
+      if (seated) release(ip)
+      seated = false
+    }
+    socket.conn.once('close', free)
+    admit(socket, ip).then(() => next(), (err) => {
+      free()
+      refuse(err)
+    })
+  }
+
+  /** @param {import('socket.io').Socket} socket @param {string} ip */
+  async function admit (socket, ip) {
+    await limits.connections.take(ip)
+    if (access.enabled) await access.verifyHandshake(socket.handshake.auth?.token)
+  }
+}

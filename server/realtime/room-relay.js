@@ -1,0 +1,135 @@
+import * as Y from 'yjs'
+import { EVENTS } from '../protocol.js'
+
+/** The Socket.IO room of a document's editors. @param {string} docId */
+export const roomOf = docId => `doc:${docId}`
+
+/** @typedef {{ awarenessIntervalMs: number, fanOutSpacing: number, metrics: import('../metrics.js').Metrics }} RelayOptions */
+
+/** @type {WeakMap<import('../docs/live-doc.js').LiveDoc, RoomRelay>} */
+const relays = new WeakMap()
+
+/**
+ * The relay of a document, made on first use.
+ * @param {import('../docs/live-doc.js').LiveDoc} doc
+ * @param {import('socket.io').Namespace} nsp
+ * @param {RelayOptions} options
+ */
+export function relayOf (doc, nsp, options) {
+  let relay = relays.get(doc)
+  if (!relay) {
+    relay = new RoomRelay(doc, nsp, options)
+    relays.set(doc, relay)
+  }
+  return relay
+}
+
+/**
+ * Tells a document's relay that these awareness clients are gone (their removal was sent).
+ * @param {import('../docs/live-doc.js').LiveDoc} doc
+ * @param {Iterable<number>} clientIds
+ */
+export function forgetAwareness (doc, clientIds) {
+  relays.get(doc)?.forget(clientIds)
+}
+
+/**
+ * Sends a document's updates and awareness to its room, so that a busy room costs one message per
+ * turn rather than one per update per editor.
+ *
+ * Updates: a quiet room gets an update at once, without its sender. Until a flush finds nothing new,
+ * further updates are gathered and sent together as one merged update (Y.mergeUpdates), encoded
+ * once for the whole room: at the end of the event loop's turn, or, for a room whose sends take a
+ * millisecond or more, after as long as the last send took. A merged update may hold the
+ * recipient's own edits; Yjs skips what it already has (y-websocket servers echo every update).
+ *
+ * Awareness: the latest state of each client that changed is sent at most once per
+ * `awarenessIntervalMs` per room, all of them in one message; a quiet room's first change goes out
+ * at once. Removals of departed clients do not wait (editors.js sends them).
+ */
+export class RoomRelay {
+  /** @type {Uint8Array[] | null} updates gathered this turn; null while the room is quiet */
+  #updates = null
+  /** @type {Set<number>} awareness clients changed since the last flush */
+  #changed = new Set()
+  #awarenessTimer = /** @type {NodeJS.Timeout | undefined} */ (undefined)
+  #awarenessSentAt = -Infinity
+
+  /**
+   * @param {import('../docs/live-doc.js').LiveDoc} doc
+   * @param {import('socket.io').Namespace} nsp
+   * @param {RelayOptions} options
+   */
+  constructor (doc, nsp, { awarenessIntervalMs, fanOutSpacing, metrics }) {
+    this.doc = doc
+    this.nsp = nsp
+    this.awarenessIntervalMs = awarenessIntervalMs
+    this.fanOutSpacing = fanOutSpacing
+    this.metrics = metrics
+  }
+
+  /** @param {Uint8Array} update applied to the document @param {import('socket.io').Socket} sender */
+  update (update, sender) {
+    if (this.#updates) {
+      this.#updates.push(update)
+      return
+    }
+    const started = performance.now()
+    sender.to(roomOf(this.doc.id)).emit(EVENTS.UPDATE, { doc: this.doc.id, update })
+    this.metrics.broadcasts.inc({ event: EVENTS.UPDATE }, this.doc.sockets.size - 1)
+    this.#updates = []
+    this.#scheduleFlush(performance.now() - started)
+  }
+
+  /**
+   * The next flush waits `fanOutSpacing` times as long as the last send took (at least until the next
+   * turn): a send to a large room is costly, and the updates gathered meanwhile share the next one,
+   * so a busy room's fan-out keeps to a bounded share of the event loop whatever its size. A small
+   * room, whose sends take microseconds, is flushed every turn.
+   * @param {number} sendMs
+   */
+  #scheduleFlush (sendMs) {
+    const waitMs = sendMs * this.fanOutSpacing
+    if (waitMs < 1) setImmediate(this.#flushUpdates)
+    else setTimeout(this.#flushUpdates, waitMs)
+  }
+
+  #flushUpdates = () => {
+    const updates = /** @type {Uint8Array[]} */ (this.#updates)
+    if (updates.length === 0) {
+      this.#updates = null
+      return
+    }
+    this.#updates = []
+    const started = performance.now()
+    const update = updates.length === 1 ? updates[0] : Y.mergeUpdates(updates)
+    this.nsp.to(roomOf(this.doc.id)).emit(EVENTS.UPDATE, { doc: this.doc.id, update })
+    this.metrics.broadcasts.inc({ event: EVENTS.UPDATE }, this.doc.sockets.size)
+    this.metrics.mergedUpdates.observe(updates.length)
+    this.#scheduleFlush(performance.now() - started)
+  }
+
+  /** @param {{ clientId: number }[]} entries of an awareness update applied to `doc.awareness` */
+  awareness (entries) {
+    for (const { clientId } of entries) this.#changed.add(clientId)
+    if (this.#awarenessTimer) return
+    const wait = this.#awarenessSentAt + this.awarenessIntervalMs - performance.now()
+    if (wait <= 0) this.#flushAwareness()
+    else this.#awarenessTimer = setTimeout(this.#flushAwareness, wait)
+  }
+
+  /** Departed clients: their removal has been sent, nothing of them is still to go. @param {Iterable<number>} clientIds */
+  forget (clientIds) {
+    for (const clientId of clientIds) this.#changed.delete(clientId)
+  }
+
+  #flushAwareness = () => {
+    this.#awarenessTimer = undefined
+    if (this.#changed.size === 0) return
+    const update = this.doc.awareness.encode(this.#changed)
+    this.#changed.clear()
+    this.#awarenessSentAt = performance.now()
+    this.nsp.to(roomOf(this.doc.id)).emit(EVENTS.AWARENESS, { doc: this.doc.id, update })
+    this.metrics.broadcasts.inc({ event: EVENTS.AWARENESS }, this.doc.sockets.size)
+  }
+}

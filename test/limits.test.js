@@ -1,0 +1,191 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import * as Y from 'yjs'
+import { EVENTS, TEXT_NAME } from '../server/protocol.js'
+import { TestEditor, awarenessUpdate, quiet, waitFor } from './helpers/editor.js'
+import { api, contentOf, createSession, startServer } from './helpers/server.js'
+
+describe('per-IP limits', () => {
+  it('refuses REST requests past REST_PER_MINUTE with 429 and Retry-After', async () => {
+    const tandem = await startServer({ restPerMinute: 5 })
+    const statuses = []
+    for (let i = 0; i < 7; i++) statuses.push((await api(tandem.url, '/api/sessions')).status)
+    assert.deepEqual(statuses, [200, 200, 200, 200, 200, 429, 429])
+    const refused = await api(tandem.url, '/api/sessions')
+    assert.equal(refused.body.error.code, 'RATE_LIMITED')
+    assert.ok(Number(refused.headers.get('retry-after')) >= 1)
+    assert.equal((await api(tandem.url, '/api/health')).status, 200, 'health checks are not limited')
+    await tandem.close()
+  })
+
+  it('caps open connections per address, and frees the seat on disconnect', async () => {
+    const tandem = await startServer({ maxConnectionsPerIp: 2 })
+    const [a, b] = [new TestEditor(tandem.url), new TestEditor(tandem.url)]
+    await Promise.all([a.connected(), b.connected()])
+    const c = new TestEditor(tandem.url)
+    const refused = await c.connectError()
+    assert.equal(refused.data.code, 'RATE_LIMITED')
+    a.close()
+    await quiet(100)
+    const d = new TestEditor(tandem.url)
+    await d.connected()
+    for (const e of [b, c, d]) e.close()
+    await tandem.close()
+  })
+
+  it('caps new connections per address per minute', async () => {
+    const tandem = await startServer({ connectionsPerMinute: 3 })
+    const editors = [0, 1, 2].map(() => new TestEditor(tandem.url))
+    await Promise.all(editors.map(e => e.connected()))
+    const fourth = new TestEditor(tandem.url)
+    assert.equal((await fourth.connectError()).data.code, 'RATE_LIMITED')
+    for (const e of [...editors, fourth]) e.close()
+    await tandem.close()
+  })
+
+  it('caps joins per address per minute', async () => {
+    const tandem = await startServer({ joinsPerMinute: 3 })
+    const { id } = await createSession(tandem.url)
+    const editor = new TestEditor(tandem.url)
+    const replies = []
+    for (let i = 0; i < 5; i++) replies.push(await editor.join(id))
+    assert.deepEqual(replies.map(r => r.ok ? 'ok' : r.error.code), ['ok', 'ok', 'ok', 'RATE_LIMITED', 'RATE_LIMITED'])
+    editor.close()
+    await tandem.close()
+  })
+})
+
+describe('per-connection limits', () => {
+  it('refuses updates past UPDATES_PER_SECOND, applies none of the refused, and keeps order', async () => {
+    const tandem = await startServer({ updatesPerSecond: 5 })
+    const { id } = await createSession(tandem.url)
+    const [alice, bob] = [new TestEditor(tandem.url), new TestEditor(tandem.url)]
+    await alice.join(id)
+    await bob.join(id)
+    // Twenty edits at once, each on top of the previous: the first five pass, the rest are refused.
+    const updates = typing(20)
+    const replies = await Promise.all(updates.map(update => alice.request(EVENTS.UPDATE, { doc: id, update })))
+    const codes = replies.map(r => r.ok ? 'ok' : r.error.code)
+    assert.deepEqual(codes, [...Array(5).fill('ok'), ...Array(15).fill('RATE_LIMITED')])
+    const retryAfter = replies[5].error.details.retryAfterMs
+    assert.ok(retryAfter > 0 && retryAfter <= 1000, `retryAfterMs ${retryAfter}`)
+    assert.equal(await contentOf(tandem.url, id), 'abcde')
+    await waitFor(() => bob.text(id) === 'abcde')
+    // After the wait it was given, the client resends the first refused update, and it lands.
+    await quiet(retryAfter)
+    assert.deepEqual(await alice.request(EVENTS.UPDATE, { doc: id, update: updates[5] }), { ok: true })
+    await waitFor(() => bob.text(id) === 'abcdef')
+    for (const e of [alice, bob]) e.close()
+    await tandem.close()
+  })
+
+  it('refuses bytes past BYTES_PER_SECOND', async () => {
+    const tandem = await startServer({ bytesPerSecond: 4096, maxUpdateBytes: 4096 })
+    const { id } = await createSession(tandem.url)
+    const alice = new TestEditor(tandem.url)
+    await alice.join(id)
+    assert.deepEqual(await alice.insert(id, 0, 'x'.repeat(3000)), { ok: true })
+    const refused = await alice.insert(id, 0, 'y'.repeat(3000))
+    assert.equal(refused.error.code, 'RATE_LIMITED')
+    assert.equal(refused.error.details.limit, 'bytes per second')
+    assert.equal((await contentOf(tandem.url, id)).length, 3000)
+    alice.close()
+    await tandem.close()
+  })
+
+  it('refuses awareness past AWARENESS_PER_SECOND', async () => {
+    const tandem = await startServer({ awarenessPerSecond: 3, awarenessIntervalMs: 0 })
+    const { id } = await createSession(tandem.url)
+    const [alice, bob] = [new TestEditor(tandem.url), new TestEditor(tandem.url)]
+    await alice.join(id)
+    await bob.join(id)
+    const replies = []
+    for (let clock = 1; clock <= 6; clock++) {
+      replies.push(await alice.request(EVENTS.AWARENESS, { doc: id, update: awarenessUpdate(5, clock, { cursor: clock }) }))
+    }
+    assert.deepEqual(replies.map(r => r.ok ? 'ok' : r.error.code), ['ok', 'ok', 'ok', 'RATE_LIMITED', 'RATE_LIMITED', 'RATE_LIMITED'])
+    await quiet(50)
+    assert.equal(bob.received.filter(r => r.event === EVENTS.AWARENESS).length, 3)
+    for (const e of [alice, bob]) e.close()
+    await tandem.close()
+  })
+
+  it('refuses an update that would take the document past MAX_DOC_BYTES', async () => {
+    const tandem = await startServer({ maxDocBytes: 4096 })
+    const { id } = await createSession(tandem.url)
+    const alice = new TestEditor(tandem.url)
+    await alice.join(id)
+    assert.deepEqual(await alice.insert(id, 0, 'a'.repeat(3000)), { ok: true })
+    const refused = await alice.insert(id, 0, 'b'.repeat(2000))
+    assert.equal(refused.error.code, 'TOO_LARGE')
+    assert.match(refused.error.message, /document would exceed 4096 bytes/)
+    assert.equal((await contentOf(tandem.url, id)).length, 3000)
+    alice.close()
+    await tandem.close()
+  })
+})
+
+describe('awareness client ids', () => {
+  it('cannot be spoken for by another user', async () => {
+    const tandem = await startServer({ authSecret: 'x'.repeat(32), apiKey: 'k'.repeat(16) })
+    const headers = { authorization: `Bearer ${'k'.repeat(16)}` }
+    const { body: { id } } = await api(tandem.url, '/api/sessions', { method: 'POST', body: { name: 's' }, headers })
+    const token = async (/** @type {string} */ user) => (await api(tandem.url, `/api/sessions/${id}/tokens`, { method: 'POST', body: { user, role: 'editor' }, headers })).body.token
+    const alice = new TestEditor(tandem.url, { auth: { token: await token('alice') } })
+    const mallory = new TestEditor(tandem.url, { auth: { token: await token('mallory') } })
+    const bob = new TestEditor(tandem.url, { auth: { token: await token('bob') } })
+    for (const e of [alice, mallory, bob]) await e.join(id)
+    assert.deepEqual(await alice.request(EVENTS.AWARENESS, { doc: id, update: awarenessUpdate(11, 1, { name: 'alice' }) }), { ok: true })
+    const spoofed = await mallory.request(EVENTS.AWARENESS, { doc: id, update: awarenessUpdate(11, 2, null) })
+    assert.equal(spoofed.error.code, 'FORBIDDEN')
+    // Alice reconnecting (a new connection, same user) takes her id over.
+    const aliceAgain = new TestEditor(tandem.url, { auth: { token: await token('alice') } })
+    await aliceAgain.join(id)
+    assert.deepEqual(await aliceAgain.request(EVENTS.AWARENESS, { doc: id, update: awarenessUpdate(11, 3, { name: 'alice' }) }), { ok: true })
+    const late = new TestEditor(tandem.url, { auth: { token: await token('carol') } })
+    const joined = await late.join(id)
+    assert.ok(joined.awareness.byteLength > 1, 'alice is still present for a joiner')
+    for (const e of [alice, mallory, bob, aliceAgain, late]) e.close()
+    await tandem.close()
+  })
+})
+
+/** The updates of typing `count` letters (a, b, c, …) into an empty document, one per keystroke. @param {number} count */
+function typing (count) {
+  const ydoc = new Y.Doc()
+  /** @type {Uint8Array[]} */
+  const updates = []
+  ydoc.on('update', (/** @type {Uint8Array} */ update) => updates.push(update))
+  for (let i = 0; i < count; i++) ydoc.getText(TEXT_NAME).insert(i, String.fromCharCode(97 + i))
+  return updates
+}
+
+describe('a client that stops reading', () => {
+  it('is dropped once the server has queued MAX_BUFFERED_BYTES for it; the others never wait', async (t) => {
+    const MiB = 1024 * 1024
+    const tandem = await startServer({ maxBufferedBytes: MiB, maxUpdateBytes: 512 * 1024, awarenessPerSecond: 0, awarenessIntervalMs: 0, bytesPerSecond: 0 })
+    const { id } = await createSession(tandem.url)
+    const [alice, bob, slow] = [new TestEditor(tandem.url), new TestEditor(tandem.url), new TestEditor(tandem.url)]
+    for (const e of [alice, bob, slow]) await e.join(id)
+    assert.equal(tandem.server.registry.editorCount(id), 3)
+    // The slow client's socket stops reading: what the server sends piles up in its queue.
+    const tcp = /** @type {import('node:net').Socket} */ (/** @type {any} */ (slow.socket.io.engine.transport).ws._socket)
+    tcp.pause()
+
+    const paused = performance.now()
+    const cursor = 'x'.repeat(256 * 1024)
+    const sent = 100 // 25 MiB to each reader
+    for (let clock = 1; clock <= sent; clock++) {
+      alice.socket.emit(EVENTS.AWARENESS, { doc: id, update: awarenessUpdate(21, clock, { cursor }) })
+      if (clock % 10 === 0) await waitFor(() => bob.received.filter(r => r.event === EVENTS.AWARENESS).length >= clock, 10000)
+    }
+    await waitFor(() => tandem.server.registry.editorCount(id) === 2, 5000)
+    t.diagnostic(`dropped ${Math.round(performance.now() - paused)} ms after it stopped reading`)
+    assert.equal(tandem.server.io.of('/').sockets.size, 2)
+    assert.equal(bob.received.filter(r => r.event === EVENTS.AWARENESS).length, sent, 'bob got every message')
+    const metrics = await (await fetch(`${tandem.url}/metrics`)).text()
+    assert.match(metrics, /tandem_slow_consumers_dropped_total\{[^}]*\} 1/)
+    for (const e of [alice, bob, slow]) e.close()
+    await tandem.close()
+  })
+})

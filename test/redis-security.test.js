@@ -1,0 +1,68 @@
+import assert from 'node:assert/strict'
+import { after, before, describe, it } from 'node:test'
+import { EVENTS } from '../server/protocol.js'
+import { TestEditor, waitFor } from './helpers/editor.js'
+import { missing } from './helpers/processes.js'
+import { startRedis } from './helpers/redis.js'
+import { api, startServer } from './helpers/server.js'
+
+// Two servers sharing one Redis stand in for two workers or hosts: access and per-IP limits must
+// hold across them, not per process.
+
+const AUTH = { authSecret: 'a-cluster-secret-of-at-least-32-chars!', apiKey: 'cluster-api-key-0123' }
+const KEY = { authorization: `Bearer ${AUTH.apiKey}` }
+
+describe('security across two servers sharing one Redis', { skip: missing('redis-server') }, () => {
+  /** @type {Awaited<ReturnType<typeof startRedis>>} */
+  let redis
+  /** @type {Awaited<ReturnType<typeof startServer>>} */
+  let a
+  /** @type {Awaited<ReturnType<typeof startServer>>} */
+  let b
+  /** @type {TestEditor[]} */
+  const editors = []
+
+  before(async () => {
+    redis = await startRedis()
+    a = await startServer({ redisUrl: redis.url, nodeName: 'host-a', restPerMinute: 10, ...AUTH })
+    b = await startServer({ redisUrl: redis.url, nodeName: 'host-b', restPerMinute: 10, ...AUTH })
+  })
+  after(async () => {
+    for (const editor of editors) editor.close()
+    await a?.close()
+    await b?.close()
+    await redis?.remove()
+  })
+
+  /** @param {{ url: string }} server @param {string} token */
+  const editorOn = (server, token) => {
+    const editor = new TestEditor(server.url, { auth: { token } })
+    editors.push(editor)
+    return editor
+  }
+
+  it('closes the document on the other server when a token minted on one is revoked there', async () => {
+    const { body: session } = await api(a.url, '/api/sessions', { method: 'POST', body: { name: 'shared' }, headers: KEY })
+    const mint = async (/** @type {string} */ user) => (await api(a.url, `/api/sessions/${session.id}/tokens`, { method: 'POST', body: { user, role: 'editor' }, headers: KEY })).body
+    const alice = await mint('alice')
+    const bob = await mint('bob')
+    const [aliceOnB, bobOnA] = [editorOn(b, alice.token), editorOn(a, bob.token)]
+    assert.equal((await aliceOnB.join(session.id)).ok, true)
+    assert.equal((await bobOnA.join(session.id)).ok, true)
+
+    assert.equal((await api(a.url, `/api/sessions/${session.id}/tokens/${alice.tokenId}`, { method: 'DELETE', headers: KEY })).status, 204)
+    await waitFor(() => aliceOnB.received.some(r => r.event === EVENTS.CLOSED && r.payload.reason === 'revoked'))
+    const again = await editorOn(b, alice.token).join(session.id)
+    assert.equal(again.error.code, 'UNAUTHORIZED', 'server B refuses the revoked token too')
+    assert.deepEqual(await bobOnA.insert(session.id, 0, 'bob goes on'), { ok: true })
+  })
+
+  it('counts a client\'s REST requests across both servers', async () => {
+    const statuses = []
+    for (let i = 0; i < 12; i++) statuses.push((await api(i % 2 ? a.url : b.url, '/api/sessions', { headers: KEY })).status)
+    // The first test made 4 REST calls on server A; together with these, 10 pass per minute.
+    const passed = statuses.filter(status => status === 200).length
+    assert.equal(passed, 10 - 4)
+    assert.ok(statuses.slice(passed).every(status => status === 429), `${statuses}`)
+  })
+})
