@@ -36,6 +36,16 @@ export class TandemApi {
     return JSON.parse((await this.request('POST', '/api/sessions', fields)).text)
   }
 
+  /**
+   * A join token for `id` (a server with auth on needs one per session).
+   * @param {string} id
+   * @param {{ user: string, role: 'editor' | 'viewer', ttl?: number }} fields
+   * @returns {Promise<{ token: string }>}
+   */
+  async mintToken (id, fields) {
+    return JSON.parse((await this.request('POST', `/api/sessions/${id}/tokens`, fields)).text)
+  }
+
   /** @param {string} id */
   async deleteSession (id) {
     await this.request('DELETE', `/api/sessions/${id}`)

@@ -1,8 +1,7 @@
 import { createHash } from 'node:crypto'
-import { io } from 'socket.io-client'
 import * as Y from 'yjs'
 import { Awareness, applyAwarenessUpdate, encodeAwarenessUpdate } from 'y-protocols/awareness'
-import { EVENTS, TEXT_NAME } from '../server/protocol.js'
+import { TEXT_NAME } from '../server/protocol.js'
 import { now } from './clock.js'
 import { recordMs } from './histogram.js'
 import { ReceiptCursor } from './send-log.js'
@@ -16,8 +15,11 @@ const MAX_BURST = 64
 /**
  * @typedef {object} EditorConfig
  * @property {number} index this editor's number in the level, 0-based
+ * @property {import('./protocols/index.js').Protocol} protocol how it talks to the server
  * @property {string} url
- * @property {string} doc session id
+ * @property {string} doc session id, or room name
+ * @property {Uint8Array | null} seed the room's starting document, applied locally before joining
+ *   (for servers that are not told the starting text); null when the server holds it
  * @property {number} slot this editor's region in the document
  * @property {number} slots regions in the document (editors in the room)
  * @property {number} clientBase Yjs clientID of editor 0; editor i is clientBase + i
@@ -27,23 +29,25 @@ const MAX_BURST = 64
  * @property {number} rate edits per second
  * @property {number} awarenessRate cursor moves per second
  * @property {{ apply: (ytext: Y.Text, region: Region) => number, done: boolean }} source the edits to make
+ * @property {boolean} applyRemote apply the room's updates to the Y.Doc, as a real editor does; when
+ *   false they are timed and dropped (a lighter generator; the editor's own region stays consistent,
+ *   since nobody else edits it)
  * @property {import('./send-log.js').SendLog} sendLog
  * @property {import('./editor-stats.js').EditorStats} stats shared by the editors of a thread
  */
 
 /**
- * One simulated editor: a real socket.io-client connection speaking docs/PROTOCOL.md, a Y.Doc whose
- * `content` text it edits in its own region, and a y-protocols Awareness carrying its cursor.
- * Updates are sent open-loop on a fixed schedule, each awaiting its ACK with a timeout, the way an
- * editor keeps typing while earlier keystrokes are still unacknowledged.
+ * One simulated editor: a real connection speaking one system's protocol (protocols/), a Y.Doc whose
+ * `content` text it edits in its own region, and a y-protocols Awareness carrying its cursor where
+ * the protocol carries presence. Updates are sent open-loop on a fixed schedule, each awaiting its
+ * ACK with a timeout where the protocol has ACKs, the way an editor keeps typing while earlier
+ * keystrokes are still unacknowledged.
  */
 export class LoadEditor {
   ydoc = new Y.Doc()
   joined = false
   sentInWindow = 0
   pending = 0
-  /** @type {import('socket.io-client').Socket | null} */
-  socket = null
   /** @type {Region | null} */
   region = null
   #cursor = 0
@@ -67,57 +71,50 @@ export class LoadEditor {
     this.text = this.ydoc.getText(TEXT_NAME)
     this.awareness = new Awareness(this.ydoc)
     this.receipts = new ReceiptCursor(config.sendLog)
+    const { stats } = config
+    this.connection = config.protocol.connect({
+      url: config.url,
+      room: config.doc,
+      token: config.token,
+      timeoutMs: config.ackTimeoutMs,
+      on: {
+        update: update => this.#receiveUpdate(update),
+        awareness: update => {
+          if (now() >= this.#measureFrom) stats.awarenessReceived++
+          if (this.config.applyRemote) applyAwarenessUpdate(this.awareness, update, REMOTE)
+        },
+        lost: reason => {
+          if (reason === 'closed') {
+            stats.closedByServer++
+          } else {
+            if (this.#stopped) return
+            stats.disconnects++
+          }
+          this.#halt()
+        }
+      }
+    })
     this.awareness.on('update', (/** @type {any} */ _changes, /** @type {unknown} */ origin) => {
       if (origin === 'local' && this.joined && !this.#stopped) this.#sendAwareness()
     })
   }
 
-  /** Connects, joins and syncs the document (docs/PROTOCOL.md, sync sequence). Throws on failure. */
+  /** Connects, joins and syncs the document. Throws on failure. */
   async join () {
-    const { url, token, doc, ackTimeoutMs, stats } = this.config
+    const { seed, stats } = this.config
+    if (seed) Y.applyUpdate(this.ydoc, seed, REMOTE)
     const started = now()
-    const socket = io(url, {
-      transports: ['websocket'],
-      reconnection: false,
-      forceNew: true,
-      timeout: ackTimeoutMs,
-      ...(token ? { auth: { token } } : {})
-    })
-    this.socket = socket
-    socket.on(EVENTS.UPDATE, ({ update }) => this.#receiveUpdate(new Uint8Array(update)))
-    socket.on(EVENTS.AWARENESS, ({ update }) => {
-      if (now() >= this.#measureFrom) stats.awarenessReceived++
-      applyAwarenessUpdate(this.awareness, new Uint8Array(update), REMOTE)
-    })
-    socket.on(EVENTS.CLOSED, () => {
-      stats.closedByServer++
-      this.#halt()
-    })
     try {
-      await new Promise((resolve, reject) => {
-        socket.once('connect', () => resolve(undefined))
-        socket.once('connect_error', reject)
-      })
+      await this.connection.open()
     } catch (err) {
       stats.connectFailed++
       throw err
     }
     const connected = now()
     recordMs(stats.connect, connected - started)
-    socket.on('disconnect', () => {
-      if (this.#stopped) return
-      stats.disconnects++
-      this.#halt()
-    })
     try {
-      const reply = await this.#request(EVENTS.JOIN, { doc, sv: Y.encodeStateVector(this.ydoc) })
-      if (!reply.ok) throw new Error(`join refused: ${reply.error.code}`)
-      Y.applyUpdate(this.ydoc, new Uint8Array(reply.update), REMOTE)
-      applyAwarenessUpdate(this.awareness, new Uint8Array(reply.awareness), REMOTE)
-      const joinedAt = now()
-      const diff = await this.#request(EVENTS.UPDATE, { doc, update: Y.encodeStateAsUpdate(this.ydoc, new Uint8Array(reply.sv)) })
-      if (!diff.ok) throw new Error(`sync refused: ${diff.error.code}`)
-      recordMs(stats.join, joinedAt - connected)
+      const { appliedAt } = await this.connection.join(this.ydoc)
+      recordMs(stats.join, appliedAt - connected)
       recordMs(stats.synced, now() - started)
     } catch (err) {
       stats.joinFailed++
@@ -139,7 +136,7 @@ export class LoadEditor {
     this.#stopAt = stopAt
     const editInterval = 1000 / this.config.rate
     this.#every(editInterval, startAt + Math.random() * editInterval, due => this.#edit(due))
-    if (this.config.awarenessRate > 0) {
+    if (this.config.awarenessRate > 0 && this.connection.sendAwareness) {
       const moveInterval = 1000 / this.config.awarenessRate
       this.#every(moveInterval, startAt + Math.random() * moveInterval, () => this.#moveCursor())
     }
@@ -163,7 +160,7 @@ export class LoadEditor {
 
   close () {
     this.#halt()
-    this.socket?.disconnect()
+    this.connection.close()
     this.awareness.destroy()
     this.ydoc.destroy()
   }
@@ -196,7 +193,7 @@ export class LoadEditor {
 
   /** @param {number} due when the schedule wanted this edit */
   #edit (due) {
-    const { index, doc, sendLog, stats, source, ackTimeoutMs } = this.config
+    const { index, sendLog, stats, source } = this.config
     const region = /** @type {Region} */ (this.region)
     const clientID = this.ydoc.clientID
     const firstClock = Y.getState(this.ydoc.store, clientID)
@@ -221,16 +218,17 @@ export class LoadEditor {
       this.sentInWindow++
       recordMs(stats.scheduleLag, sentAt - due)
     }
+    const ack = this.connection.send(update)
+    if (!ack) return
     this.pending++
-    const socket = /** @type {import('socket.io-client').Socket} */ (this.socket)
-    socket.timeout(ackTimeoutMs).emitWithAck(EVENTS.UPDATE, { doc, update }).then(
+    ack.then(
       (reply) => {
         if (!measured) return
         if (reply.ok) {
           stats.acked++
           stats.recordAck(now() - sentAt)
         } else {
-          stats.recordRefusal(reply.error.code)
+          stats.recordRefusal(reply.code)
         }
       },
       () => { if (measured) stats.timedOut++ }
@@ -242,16 +240,21 @@ export class LoadEditor {
   /** @param {Uint8Array} update */
   #receiveUpdate (update) {
     const received = now()
-    const { clientBase, editorCount, stats } = this.config
+    const { clientBase, editorCount, index, stats } = this.config
     const { from, to } = Y.parseUpdateMeta(update)
     for (const [client, first] of from) {
       const sender = client - clientBase
-      if (sender < 0 || sender >= editorCount) continue
+      // Servers that echo an update to its sender too (Hocuspocus, y-websocket) send this editor its
+      // own edits back: they are no broadcast to it.
+      if (sender < 0 || sender >= editorCount || sender === index) continue
       this.receipts.match(sender, first, /** @type {number} */ (to.get(client)), sentAt => {
         if (sentAt >= this.#measureFrom) stats.recordBroadcast(received - sentAt)
       })
     }
-    Y.applyUpdate(this.ydoc, update, REMOTE)
+    // An echo of this editor's own edit changes nothing: skip the work of applying it. Updates that
+    // arrive while joining (another editor's seed) are applied whatever applyRemote says.
+    const echo = from.size === 1 && from.has(this.ydoc.clientID)
+    if (!echo && (this.config.applyRemote || !this.joined)) Y.applyUpdate(this.ydoc, update, REMOTE)
   }
 
   #moveCursor () {
@@ -268,15 +271,6 @@ export class LoadEditor {
   #sendAwareness () {
     const update = encodeAwarenessUpdate(this.awareness, [this.ydoc.clientID])
     if (now() >= this.#measureFrom) this.config.stats.awarenessSent++
-    this.socket?.emit(EVENTS.AWARENESS, { doc: this.config.doc, update })
-  }
-
-  /**
-   * @param {string} event
-   * @param {unknown} payload
-   */
-  #request (event, payload) {
-    const socket = /** @type {import('socket.io-client').Socket} */ (this.socket)
-    return socket.timeout(this.config.ackTimeoutMs).emitWithAck(event, payload)
+    this.connection.sendAwareness?.(update)
   }
 }

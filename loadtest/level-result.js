@@ -19,9 +19,10 @@ import { merge, summarize } from './histogram.js'
  * @param {number} input.windowMs
  * @param {number} input.cpuPercent the generator process, of one core
  * @param {import('./server-stats.js').ServerStats | null} input.server
+ * @param {import('./process-stats.js').ProcessStats | null} [input.serverProcess] from /proc, when the server runs here
  * @param {import('./convergence.js').Convergence} input.convergence
  */
-export function summarizeLevel ({ options, editors, roomSizes, threads, rampMs, joined, joinFailures, expected, parts, windowMs, cpuPercent, server, convergence }) {
+export function summarizeLevel ({ options, editors, roomSizes, threads, rampMs, joined, joinFailures, expected, parts, windowMs, cpuPercent, server, serverProcess = null, convergence }) {
   const histogram = (/** @type {string} */ name) => summarize(merge(parts.map(part => part.histograms[name])))
   const count = (/** @type {string} */ name) => parts.reduce((total, part) => total + part.counts[name], 0)
   /** @type {Record<string, number>} */
@@ -64,6 +65,7 @@ export function summarizeLevel ({ options, editors, roomSizes, threads, rampMs, 
     disconnects: count('disconnects') + count('closedByServer'),
     trace: options.trace ? { editorsFinished: traceFinished, transactionsReplayed: parts.reduce((total, part) => total + part.traceReplayed, 0) } : null,
     server,
+    serverProcess,
     // Everything runnable on the machine, this run included: other work shows up here.
     machineLoad: Math.round(loadavg()[0] * 100) / 100,
     generator: {
@@ -78,7 +80,7 @@ export function summarizeLevel ({ options, editors, roomSizes, threads, rampMs, 
         targetRate: options.rate,
         traceFinished: traceFinished > 0 && traceFinished === joined,
         generatorCpuPercent: cpuPercent,
-        serverCpuPercent: server?.cpuPercent ?? null,
+        serverCpuPercent: server?.cpuPercent ?? serverProcess?.cpuPercent ?? null,
         cores: availableParallelism()
       })
     },

@@ -1,20 +1,17 @@
-import { mapLimit } from './api.js'
 import { now, sleepUntil } from './clock.js'
-import { checkConvergence } from './convergence.js'
 import { layout } from './edits/regions.js'
 import { SyntheticEdits } from './edits/synthetic.js'
 import { summarizeLevel } from './level-result.js'
 import { assignThreads, planRooms, workerCount } from './plan.js'
 import { WorkerPool } from './pool.js'
+import { ProcessProbe } from './process-stats.js'
 import { watchProgress } from './progress-watch.js'
 import { SendLog } from './send-log.js'
-import { scrape, serverStats } from './server-stats.js'
+import { serverStats } from './server-stats.js'
 
-// One level of the sweep: create its sessions, connect and sync its editors, edit through the warm-up
+// One level of the sweep: open its rooms, connect and sync its editors, edit through the warm-up
 // and the measured window, wait for every ACK and broadcast (each wait bounded by the ACK timeout),
-// check convergence against the server, then tear everything down.
-
-const REST_CONCURRENCY = 8
+// check convergence, then tear everything down.
 // Spread of connection starts outside a join storm: 20 ms per editor, at most 2 s.
 const RAMP_PER_EDITOR_MS = 20
 const MAX_RAMP_MS = 2000
@@ -23,10 +20,13 @@ const DRAIN_POLL_MS = 50
 /**
  * @typedef {object} LevelContext
  * @property {Readonly<import('./options.js').Options>} options
- * @property {import('./api.js').TandemApi} api
- * @property {string} url
+ * @property {import('./target.js').Target} target the system under test
  * @property {import('./edits/trace.js').Trace | null} trace
  * @property {(progress: Progress) => void} onProgress
+ * @property {number | null} [serverPid] a server process on this machine whose CPU and RSS /proc shows over the window
+ * @property {'all' | 'sample' | 'none'} [apply] editors that apply what they receive (default: the
+ *   options' `apply`): all, the first of each room, or none; the others only time it, and
+ *   convergence is checked for those that apply
  */
 
 /**
@@ -46,24 +46,26 @@ const DRAIN_POLL_MS = 50
  * @param {number} editors
  */
 export async function runLevel (context, editors) {
-  const { options, api, onProgress } = context
+  const { options, target, onProgress } = context
   const plan = planRooms(editors, options.perRoom)
   const roomSizes = Array.from({ length: Math.ceil(editors / Math.min(options.perRoom, editors)) }, (_, room) => plan.filter(editor => editor.room === room).length)
+  // Yjs clientIDs are 32-bit; a random base keeps them apart from the server's seed client. The
+  // client after the last editor writes the rooms' starting text where editors apply it themselves.
+  const clientBase = 1 + Math.floor(Math.random() * (2 ** 31 - editors - 2))
 
   onProgress({ editors, phase: 'creating sessions' })
-  const sessions = await mapLimit(roomSizes, REST_CONCURRENCY, (size, room) => api.createSession({
+  const rooms = await target.openRooms(roomSizes.map((size, room) => ({
     name: `loadtest ${editors} editors, room ${room + 1}`,
-    content: seedContent(context, size),
-    maxEditors: size
-  }))
+    text: seedContent(context, size),
+    size
+  })), clientBase + editors)
   const load = { editors, perRoom: options.perRoom, rate: options.rate, awarenessRate: options.awarenessRate }
   const threads = assignThreads(editors, workerCount(options.workers, load))
   const sendLog = SendLog.create(editors, options.rate * (options.ackTimeoutMs / 1000 + 2))
-  // Yjs clientIDs are 32-bit; a random base keeps them apart from the server's seed client.
-  const clientBase = 1 + Math.floor(Math.random() * (2 ** 31 - editors - 2))
   const pool = new WorkerPool(threads.length, worker => ({
     worker,
-    url: context.url,
+    protocol: target.protocol,
+    url: target.url,
     token: options.token,
     rate: options.rate,
     awarenessRate: options.awarenessRate,
@@ -72,14 +74,15 @@ export async function runLevel (context, editors) {
     trace: options.trace,
     clientBase,
     editorCount: editors,
+    apply: context.apply ?? options.apply,
     sendLog: sendLog.buffers
   }))
   try {
-    return await drive({ context, editors, plan, sessions, roomSizes, threads, pool })
+    return await drive({ context, editors, plan, rooms, roomSizes, threads, pool })
   } finally {
     await pool.all('close').catch(() => {})
     await pool.terminate()
-    if (!options.keepSessions) await mapLimit(sessions, REST_CONCURRENCY, session => api.deleteSession(session.id).catch(() => {}))
+    if (!options.keepSessions) await target.closeRooms(rooms)
   }
 }
 
@@ -88,19 +91,20 @@ export async function runLevel (context, editors) {
  * @param {LevelContext} level.context
  * @param {number} level.editors
  * @param {ReturnType<typeof planRooms>} level.plan
- * @param {{ id: string }[]} level.sessions
+ * @param {import('./target.js').Room[]} level.rooms
  * @param {number[]} level.roomSizes
  * @param {number[][]} level.threads
  * @param {WorkerPool} level.pool
  */
-async function drive ({ context, editors, plan, sessions, roomSizes, threads, pool }) {
-  const { options, api, onProgress } = context
+async function drive ({ context, editors, plan, rooms, roomSizes, threads, pool }) {
+  const { options, target, onProgress } = context
 
   onProgress({ editors, phase: 'connecting' })
   const rampMs = options.joinStorm ? 0 : Math.min(MAX_RAMP_MS, editors * RAMP_PER_EDITOR_MS)
   const joinAt = now() + 50
   const joins = await pool.all('join', worker => ({
-    editors: threads[worker].map(index => ({ index, doc: sessions[plan[index].room].id, slot: plan[index].slot, slots: plan[index].slots })),
+    rooms: roomsOf(rooms, plan, threads[worker]),
+    editors: threads[worker].map(index => ({ index, room: plan[index].room, slot: plan[index].slot, slots: plan[index].slots })),
     at: joinAt,
     rampMs
   }))
@@ -113,10 +117,12 @@ async function drive ({ context, editors, plan, sessions, roomSizes, threads, po
   const measureFrom = startAt + options.warmupMs
   const stopAt = measureFrom + options.durationMs
   const live = watchProgress(pool, threads.length)
+  const probe = context.serverPid ? new ProcessProbe(context.serverPid) : null
   await pool.all('start', { startAt, measureFrom, stopAt })
 
   const ticker = setInterval(() => {
     const t = now()
+    if (t >= measureFrom) probe?.sample()
     const warming = t < measureFrom
     onProgress({
       editors,
@@ -129,16 +135,20 @@ async function drive ({ context, editors, plan, sessions, roomSizes, threads, po
   // The window ends at stopAt, or earlier once every editor has run out of trace.
   const early = new AbortController()
   live.allFinished.then(() => early.abort())
-  let before, after, windowStart, windowEnd, cpuBefore, cpuAfter
+  let before, after, windowStart, windowEnd, cpuBefore, cpuAfter, serverProcess
   try {
     await sleepUntil(measureFrom, early.signal)
-    before = await scrape(api)
+    // The window is timed from here, not from after the scrape: a loaded server can take seconds to
+    // answer /metrics (the scrapes carry their own timestamps).
     windowStart = now()
     cpuBefore = process.cpuUsage()
+    probe?.open()
+    before = await target.scrape()
     await sleepUntil(stopAt, early.signal)
     windowEnd = now()
     cpuAfter = process.cpuUsage(cpuBefore)
-    after = await scrape(api)
+    serverProcess = probe?.close() ?? null
+    after = await target.scrape()
   } finally {
     clearInterval(ticker)
     early.abort()
@@ -159,11 +169,25 @@ async function drive ({ context, editors, plan, sessions, roomSizes, threads, po
 
   onProgress({ editors, phase: 'checking convergence' })
   const parts = await pool.all('collect')
-  const convergence = await checkConvergence(api, pool, sessions, plan)
+  const convergence = (context.apply ?? options.apply) === 'none'
+    ? { converged: null, rooms: rooms.length, diverged: 0, editors: joined.size }
+    : await target.checkConvergence(pool, rooms, plan)
 
   const windowMs = Math.max(1, windowEnd - windowStart)
   const cpuPercent = (cpuAfter.user + cpuAfter.system) / 1000 / windowMs * 100
-  return summarizeLevel({ options, editors, roomSizes, threads: threads.length, rampMs, joined: joined.size, joinFailures, expected, parts, windowMs, cpuPercent, server: serverStats(before, after), convergence })
+  return summarizeLevel({ options, editors, roomSizes, threads: threads.length, rampMs, joined: joined.size, joinFailures, expected, parts, windowMs, cpuPercent, server: serverStats(before, after), serverProcess, convergence })
+}
+
+/**
+ * The rooms a thread's editors are in, as its join request carries them: each room's seed only
+ * once per thread, however many of its editors the thread runs (other rooms as placeholders).
+ * @param {import('./target.js').Room[]} rooms
+ * @param {ReturnType<typeof planRooms>} plan
+ * @param {number[]} editors the thread's
+ */
+function roomsOf (rooms, plan, editors) {
+  const used = new Set(editors.map(index => plan[index].room))
+  return rooms.map((room, i) => used.has(i) ? room : { id: room.id, seed: null, token: null })
 }
 
 /**

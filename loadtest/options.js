@@ -20,6 +20,8 @@ const HELP_COLUMNS = 100
  * @property {number} payload characters inserted per synthetic edit. Default 8.
  * @property {number} ackTimeoutMs how long an update waits for its ACK before it counts as timed out. Default 5 s.
  * @property {number} awarenessRate cursor moves per second per editor (0 = none). Default 2.
+ * @property {'all' | 'sample' | 'none'} apply which editors apply what they receive (the rest time
+ *   it and drop it): all, one per room, or none. Default sample.
  * @property {string | null} trace editing-traces JSON file (optionally gzipped) to replay. Default none.
  * @property {number} docSize bytes of content seeded into every document. Default 0 (a small stub).
  * @property {boolean} joinStorm connect every editor of a level at once instead of over a ramp. Default false.
@@ -37,7 +39,7 @@ const HELP_COLUMNS = 100
 
 /**
  * @typedef {object} OptionSpec
- * @property {keyof Options | 'help'} key
+ * @property {string} key the option's name; its flag is the key in kebab case, without a trailing `Ms`
  * @property {string} [arg] placeholder of the value in --help; none for a boolean flag
  * @property {string} [default] as written on the command line
  * @property {(raw: string) => any} [parse]
@@ -56,6 +58,7 @@ export const OPTION_SPECS = [
   { key: 'warmupMs', arg: 'TIME', default: '10s', parse: duration({ max: 600 * SECOND }), help: 'Editing before each window, excluded from the statistics.' },
   { key: 'payload', arg: 'CHARS', default: '8', parse: integer(1, 100000), help: 'Characters inserted per synthetic edit (code text; deletes remove up to as many).' },
   { key: 'ackTimeoutMs', arg: 'TIME', default: '5s', parse: duration({ min: 100, max: 120 * SECOND }), help: 'An update without an ACK after this long counts as timed out.' },
+  { key: 'apply', arg: 'WHICH', default: 'sample', parse: oneOf(/** @type {const} */ (['all', 'sample', 'none'])), help: 'Editors that apply the updates and cursors they receive, as a real editor does: `all`, `sample` (one per room; the others time what they receive and drop it, so a large room does not make the generator the bottleneck) or `none`. Convergence is checked for the editors that apply.' },
   { key: 'awarenessRate', arg: 'N', default: '2', parse: number(0, 100), help: 'Cursor moves per second per editor, as y-protocols awareness updates (0 = none).' },
   { key: 'trace', arg: 'FILE', parse: nonEmpty, help: 'Replay an editing trace ({startContent, endContent, txns}, .json or .json.gz) instead of synthetic edits: one transaction per edit, each editor in its own region of the document.' },
   { key: 'docSize', arg: 'SIZE', default: '0', parse: size({ max: 64 * 1024 * 1024 }), help: 'Seed every document with this much code (e.g. 1MB) that every joiner syncs.' },
@@ -86,9 +89,22 @@ export const defaultOptions = () => parseOptions([])
  * @returns {Readonly<Options & { help: boolean }>}
  */
 export function parseOptions (argv) {
+  const { options, given } = parseSpecs(OPTION_SPECS, argv)
+  validate(options, given)
+  return Object.freeze(options)
+}
+
+/**
+ * Parses `argv` against `specs`: each flag's value parsed (or its default), booleans false unless
+ * given; fails with an OptionError naming the flag.
+ * @param {OptionSpec[]} specs
+ * @param {string[]} argv
+ * @returns {{ options: any, given: Record<string, unknown> }} `given`: the flags actually passed
+ */
+export function parseSpecs (specs, argv) {
   /** @type {Record<string, { type: 'string' | 'boolean' }>} */
   const config = {}
-  for (const spec of OPTION_SPECS) config[flagOf(spec.key).slice(2)] = { type: spec.parse ? 'string' : 'boolean' }
+  for (const spec of specs) config[flagOf(spec.key).slice(2)] = { type: spec.parse ? 'string' : 'boolean' }
   let values
   try {
     values = parseArgs({ args: argv, options: config, strict: true, allowPositionals: false }).values
@@ -97,7 +113,7 @@ export function parseOptions (argv) {
   }
   /** @type {any} */
   const options = {}
-  for (const spec of OPTION_SPECS) {
+  for (const spec of specs) {
     const flag = flagOf(spec.key)
     const raw = values[flag.slice(2)]
     if (!spec.parse) {
@@ -115,8 +131,7 @@ export function parseOptions (argv) {
       throw new OptionError(`${flag} ${JSON.stringify(text)}: ${/** @type {Error} */ (err).message}`)
     }
   }
-  validate(options, values)
-  return Object.freeze(options)
+  return { options, given: values }
 }
 
 /**
@@ -144,7 +159,31 @@ function workers (raw) {
 
 /** The --help text, generated from OPTION_SPECS. */
 export function helpText () {
-  const rows = OPTION_SPECS.map(spec => {
+  return [
+    'Usage: npm run loadtest -- [options]',
+    '',
+    'Capacity load test of a Tandem server: a sweep of levels of real Socket.IO editors, each with a Y.Doc',
+    'making code edits and moving its cursor. Per level: connect and sync time, ACK and broadcast latency',
+    '(p50/p90/p99/max from HDR histograms, warm-up excluded), errors, loss, server and generator load, and',
+    'a convergence check. Then autocannon against the REST API, and a capacity verdict against the SLOs.',
+    '',
+    'Options:',
+    ...optionLines(OPTION_SPECS),
+    '',
+    'Examples:',
+    '  npm run loadtest -- --spawn single',
+    '  npm run loadtest -- --editors 10,25,50 --per-room all',
+    '  npm run loadtest -- --trace ../shared/traces/rustcode.json.gz --editors 10',
+    ''
+  ].join('\n')
+}
+
+/**
+ * One line per option (wrapped), with its default: the body of a --help text.
+ * @param {OptionSpec[]} specs
+ */
+export function optionLines (specs) {
+  const rows = specs.map(spec => {
     const left = `  ${flagOf(spec.key)}${spec.arg ? ' ' + spec.arg : ''}`
     const words = spec.help.split(' ')
     // The default stays on one line, whole.
@@ -160,21 +199,5 @@ export function helpText () {
     }
     return lines.join('\n' + ' '.repeat(width))
   }
-  return [
-    'Usage: npm run loadtest -- [options]',
-    '',
-    'Capacity load test of a Tandem server: a sweep of levels of real Socket.IO editors, each with a Y.Doc',
-    'making code edits and moving its cursor. Per level: connect and sync time, ACK and broadcast latency',
-    '(p50/p90/p99/max from HDR histograms, warm-up excluded), errors, loss, server and generator load, and',
-    'a convergence check. Then autocannon against the REST API, and a capacity verdict against the SLOs.',
-    '',
-    'Options:',
-    ...rows.map(row => row.left.padEnd(width) + wrap(row.words)),
-    '',
-    'Examples:',
-    '  npm run loadtest -- --spawn single',
-    '  npm run loadtest -- --editors 10,25,50 --per-room all',
-    '  npm run loadtest -- --trace ../shared/traces/rustcode.json.gz --editors 10',
-    ''
-  ].join('\n')
+  return rows.map(row => row.left.padEnd(width) + wrap(row.words))
 }

@@ -4,6 +4,7 @@ import { runLevel } from './level.js'
 import { describeMachine } from './machine.js'
 import { runRest } from './rest.js'
 import { spawnServer } from './spawn.js'
+import { tandemTarget } from './target.js'
 import { sloFailures, verdict } from './verdict.js'
 
 // The whole run: start (or reach) the server, run each level of the sweep in turn, then the REST
@@ -34,10 +35,13 @@ export async function runLoadTest (options, hooks, argv) {
   const slo = { ackP99Ms: options.sloAckP99Ms, broadcastP99Ms: options.sloBroadcastP99Ms }
   try {
     const api = new TandemApi(url, options.apiKey)
-    await api.health()
+    // A server with auth on admits each session's editors with a token for it: with the API key at
+    // hand one is minted per room (an explicit --token is used as given instead).
+    const authOn = (await api.health()).auth === 'on'
+    const target = tandemTarget(api, { mintTokens: authOn && options.apiKey !== null && options.token === null })
     const levels = []
     for (const editors of options.editors) {
-      const result = await runLevel({ options, api, url, trace, onProgress: hooks.onProgress }, editors)
+      const result = await runLevel({ options, target, trace, onProgress: hooks.onProgress, serverPid: spawned?.pid ?? null }, editors)
       const failures = sloFailures(result, slo)
       const level = { ...result, slo: { pass: failures.length === 0, failures } }
       levels.push(level)
@@ -94,6 +98,7 @@ function settingsOf (options, argv) {
     payload: options.payload,
     ackTimeoutSeconds: options.ackTimeoutMs / 1000,
     awarenessRate: options.awarenessRate,
+    apply: options.apply,
     trace: options.trace,
     docSize: options.docSize,
     joinStorm: options.joinStorm,

@@ -23,8 +23,13 @@ const OUTPUT_TAIL_CHARS = 4000
  * @typedef {object} SpawnedServer
  * @property {string} url
  * @property {string} description
+ * @property {number | null} pid the server's process when it is one process (`single`), else null
  * @property {() => Promise<void>} stop
  */
+
+// Every simulated editor connects from 127.0.0.1, so per-IP limits would treat them all as one
+// client; a spawned server turns those off. Per-connection limits stay at their defaults.
+const PER_IP_LIMITS_OFF = { MAX_CONNECTIONS_PER_IP: '0', CONNECTIONS_PER_MINUTE: '0', JOINS_PER_MINUTE: '0', REST_PER_MINUTE: '0' }
 
 /**
  * @param {'single' | 'cluster'} mode
@@ -40,7 +45,7 @@ async function spawnSingle (options) {
   const dir = await mkdtemp(join(tmpdir(), 'tandem-loadtest-'))
   const port = await freePort()
   const server = startProcess('server', process.execPath, [join(ROOT, 'server/index.js')], {
-    PORT: String(port), HOST: '127.0.0.1', DATA_DIR: join(dir, 'data'), LOG_LEVEL: 'warn'
+    ...PER_IP_LIMITS_OFF, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: join(dir, 'data'), LOG_LEVEL: 'warn'
   })
   const url = `http://127.0.0.1:${port}`
   const stop = async () => {
@@ -48,7 +53,7 @@ async function spawnSingle (options) {
     await rm(dir, { recursive: true, force: true })
   }
   await ready(url, options.apiKey, [server]).catch(async (err) => { await stop(); throw err })
-  return { url, description: 'single process (node server/index.js)', stop }
+  return { url, description: 'single process (node server/index.js)', pid: server.pid, stop }
 }
 
 /** @param {{ clusterWorkers: number, apiKey: string | null }} options */
@@ -68,6 +73,7 @@ async function spawnCluster (options) {
   }
   try {
     pm2 = startProcess('pm2-runtime', join(ROOT, 'node_modules/.bin/pm2-runtime'), ['start', 'ecosystem.config.js'], {
+      ...PER_IP_LIMITS_OFF,
       PM2_HOME: join(dir, 'pm2'),
       REDIS_URL: `redis://127.0.0.1:${redisPort}`,
       PORT: String(port),
@@ -76,7 +82,7 @@ async function spawnCluster (options) {
     })
     const url = `http://127.0.0.1:${port}`
     await ready(url, options.apiKey, [redis, pm2])
-    return { url, description: `cluster of ${options.clusterWorkers} PM2 worker${options.clusterWorkers === 1 ? '' : 's'} + Redis`, stop }
+    return { url, description: `cluster of ${options.clusterWorkers} PM2 worker${options.clusterWorkers === 1 ? '' : 's'} + Redis`, pid: null, stop }
   } catch (err) {
     await stop()
     throw err
@@ -90,7 +96,7 @@ async function spawnCluster (options) {
  * @param {string[]} args
  * @param {Record<string, string>} env
  */
-function startProcess (name, command, args, env) {
+export function startProcess (name, command, args, env) {
   const child = spawn(command, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
   let output = ''
   let ended = false
@@ -103,6 +109,7 @@ function startProcess (name, command, args, env) {
   })
   return {
     name,
+    pid: child.pid ?? null,
     exited,
     get output () { return output },
     get running () { return !ended },

@@ -5,6 +5,7 @@ import { LoadEditor } from './editor.js'
 import { EditorStats } from './editor-stats.js'
 import { SyntheticEdits } from './edits/synthetic.js'
 import { TraceEdits, loadTrace } from './edits/trace.js'
+import { loadProtocol } from './protocols/index.js'
 import { SendLog } from './send-log.js'
 
 // A load-generator thread: runs its share of a level's editors and answers the main thread's
@@ -15,6 +16,7 @@ const PROGRESS_INTERVAL_MS = 1000
 /**
  * @typedef {object} WorkerSetup
  * @property {number} worker this thread's number
+ * @property {string} protocol the server's protocol, a name from protocols/index.js
  * @property {string} url
  * @property {string | null} token
  * @property {number} rate
@@ -24,13 +26,16 @@ const PROGRESS_INTERVAL_MS = 1000
  * @property {string | null} trace file to replay
  * @property {number} clientBase
  * @property {number} editorCount
+ * @property {'all' | 'sample' | 'none'} apply which editors apply what they receive: all, the first of each room (slot 0), or none
  * @property {import('./send-log.js').SendLogBuffers} sendLog
  */
 
-/** @typedef {{ index: number, doc: string, slot: number, slots: number }} Assignment */
+/** @typedef {{ index: number, room: number, slot: number, slots: number }} Assignment */
+/** @typedef {{ id: string, seed: Uint8Array | null, token: string | null }} Room see target.js */
 
 const setup = /** @type {WorkerSetup} */ (workerData)
 const port = /** @type {import('node:worker_threads').MessagePort} */ (parentPort)
+const protocol = await loadProtocol(setup.protocol)
 const sendLog = new SendLog(setup.sendLog)
 const stats = new EditorStats()
 const trace = setup.trace ? await loadTrace(setup.trace) : null
@@ -44,19 +49,22 @@ let utilization = 0
 
 const handlers = {
   /** Connects and joins every editor, each at `at` plus a random share of `rampMs`. */
-  async join (/** @type {{ editors: Assignment[], at: number, rampMs: number }} */ { editors: assigned, at, rampMs }) {
-    editors = assigned.map(({ index, doc, slot, slots }) => new LoadEditor({
+  async join (/** @type {{ rooms: Room[], editors: Assignment[], at: number, rampMs: number }} */ { rooms, editors: assigned, at, rampMs }) {
+    editors = assigned.map(({ index, room, slot, slots }) => new LoadEditor({
       index,
-      doc,
+      protocol,
+      doc: rooms[room].id,
+      seed: rooms[room].seed,
       slot,
       slots,
       url: setup.url,
-      token: setup.token,
+      token: rooms[room].token ?? setup.token,
       clientBase: setup.clientBase,
       editorCount: setup.editorCount,
       ackTimeoutMs: setup.ackTimeoutMs,
       rate: setup.rate,
       awarenessRate: setup.awarenessRate,
+      applyRemote: setup.apply === 'all' || (setup.apply === 'sample' && slot === 0),
       source: trace ? new TraceEdits(trace) : new SyntheticEdits({ payload: setup.payload, seed: index }),
       sendLog,
       stats
@@ -93,7 +101,7 @@ const handlers = {
   },
 
   digests () {
-    return { digests: editors.filter(editor => editor.joined).map(editor => ({ index: editor.config.index, digest: editor.digest() })) }
+    return { digests: editors.filter(editor => editor.joined && editor.config.applyRemote).map(editor => ({ index: editor.config.index, digest: editor.digest() })) }
   },
 
   collect () {

@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test'
 import { formatMs } from '../loadtest/report/format.js'
 import { tableAfter } from './helpers/markdown.js'
 import { missing } from './helpers/processes.js'
-import { tempDataDir } from './helpers/server.js'
+import { startServer, tempDataDir } from './helpers/server.js'
 
 const CLI = new URL('../loadtest/cli.js', import.meta.url).pathname
 const run = promisify(execFile)
@@ -23,7 +23,7 @@ describe('npm run loadtest, a small run against a server it spawns', () => {
 
   before(async () => {
     out = await tempDataDir()
-    const { stdout } = await run(process.execPath, [CLI, '--spawn', 'single', '--editors', '2,4', '--per-room', '2', '--warmup', '1',
+    const { stdout } = await run(process.execPath, [CLI, '--spawn', 'single', '--editors', '2,4', '--per-room', '2', '--apply', 'all', '--warmup', '1',
       '--duration', '2', '--rest-duration', '1', '--json', '--out', out.dir], { timeout: 120000 })
     report = JSON.parse(stdout)
     const [dir] = await readdir(out.dir)
@@ -101,5 +101,21 @@ describe('npm run loadtest --spawn cluster', { skip: missing('redis-server') }, 
     // Counted by the workers themselves from one /metrics scrape: with editors spread over both
     // workers, one worker's count alone would be about half (window edges shift it a little).
     assert.ok(level.server.updates > 0.75 * level.updates.acked, `${level.server.updates} of ${level.updates.acked} updates counted by the workers`)
+  })
+})
+
+describe('npm run loadtest against a server with auth on', () => {
+  it('mints a token per room with --api-key and measures as usual', async () => {
+    const apiKey = 'loadtest-api-key-0123'
+    const tandem = await startServer({ authSecret: 'loadtest-secret-of-at-least-32-chars', apiKey, maxConnectionsPerIp: 0 })
+    const out = await tempDataDir()
+    const { stdout } = await run(process.execPath, [CLI, '--url', tandem.url, '--api-key', apiKey, '--editors', '4', '--per-room', '2',
+      '--warmup', '0', '--duration', '1', '--rest-duration', '0', '--json', '--out', out.dir], { timeout: 60000 })
+    await out.remove()
+    await tandem.close()
+    const [level] = JSON.parse(stdout).levels
+    assert.ok(level.updates.acked > 0 && level.updates.acked === level.updates.sent)
+    assert.equal(level.convergence.converged, true)
+    assert.equal(level.convergence.editors, 2, 'by default one editor per room applies and is checked')
   })
 })

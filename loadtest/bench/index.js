@@ -1,7 +1,19 @@
-// `npm run bench`: the single-process micro-benchmarks quoted in the README.
+// `npm run bench`: the single-process micro-benchmarks quoted in the README, then the comparison
+// with peer systems (bench/peers.js). `npm run bench -- --peers-only` runs the comparison alone;
+// every other argument goes to it (`npm run bench -- --help` lists them).
 import { run as ackLatency } from './ack-latency.js'
 import { run as docLoad } from './doc-load.js'
+import { run as memory } from './memory.js'
+import { main as peers } from './peers.js'
 
-console.log(`node ${process.version}, ${(await import('node:os')).cpus().length} CPUs`)
-await ackLatency()
-await docLoad()
+const PEERS_ONLY = '--peers-only'
+const argv = process.argv.slice(2)
+const peerArgs = argv.filter(arg => arg !== PEERS_ONLY)
+
+if (!argv.includes(PEERS_ONLY) && !argv.includes('--help')) {
+  console.log(`node ${process.version}, ${(await import('node:os')).cpus().length} CPUs`)
+  await ackLatency()
+  await docLoad()
+  await memory()
+}
+await peers(peerArgs)

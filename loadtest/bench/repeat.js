@@ -17,6 +17,12 @@ const FIGURES = {
   'broadcast p99': (/** @type {any} */ level) => level.broadcast.latencyMs?.p99,
   'server update p99': (/** @type {any} */ level) => level.server?.updateMs?.p99,
   'server CPU %': (/** @type {any} */ level) => level.server?.cpuPercent,
+  // Updates received by editors in the window (each update to each editor counts once, merged or not).
+  'deliveries/s': (/** @type {any} */ level) => level.broadcast.received / level.windowSeconds,
+  // Server CPU time per 1,000 of those deliveries (cursors ride along uncounted).
+  'CPU ms per 1,000 deliveries': (/** @type {any} */ level) => level.server?.cpuPercent === undefined
+    ? undefined
+    : level.server.cpuPercent * 10 / (level.broadcast.received / level.windowSeconds) * 1000,
   lost: (/** @type {any} */ level) => level.broadcast.lost
 }
 

@@ -105,6 +105,7 @@ function settingsRows (settings, report) {
     Edits: settings.trace ? `trace ${settings.trace}` : `synthetic, ${settings.payload} characters`,
     'Seeded document': settings.docSize > 0 ? formatBytes(settings.docSize) : 'a short stub per editor',
     'Cursor moves/s per editor': settings.awarenessRate,
+    'Editors applying what they receive': ({ all: 'all', sample: 'one per room (the others time it and drop it)', none: 'none' })[/** @type {'all' | 'sample' | 'none'} */ (settings.apply)] ?? 'all',
     'ACK timeout (s)': settings.ackTimeoutSeconds,
     'Join storm': settings.joinStorm ? 'yes' : 'no',
     'Generator threads': settings.workers,

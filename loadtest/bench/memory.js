@@ -1,0 +1,79 @@
+// Memory a server process spends per connected editor and per loaded document: RSS of a real server
+// process (from /proc) before and after connecting idle editors that have joined their documents,
+// then after loading documents that nobody edits. Idle means connected, joined, cursor announced,
+// not typing. Median of 3 samples taken 1 s apart, after a settle.
+import { readFile } from 'node:fs/promises'
+import * as Y from 'yjs'
+import { encodeAwarenessUpdate, Awareness } from 'y-protocols/awareness'
+import { EVENTS } from '../../server/protocol.js'
+import { startChildServer } from '../../test/helpers/child-server.js'
+import { TestEditor } from '../../test/helpers/editor.js'
+import { createSession, tempDataDir } from '../../test/helpers/server.js'
+import { median } from './percentiles.js'
+
+const EDITORS = Number(process.env.EDITORS ?? 1000)
+const PER_ROOM = 5
+const DOCUMENTS = Number(process.env.DOCUMENTS ?? 500)
+const SEED = 'function example () {\n  return 42\n}\n'.repeat(25)
+
+/** @param {number} pid RSS in bytes */
+async function rss (pid) {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8')
+  return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1]) * 1024
+}
+
+/** @param {number} pid */
+async function settledRss (pid) {
+  await new Promise(resolve => setTimeout(resolve, 2000))
+  const samples = []
+  for (let i = 0; i < 3; i++) {
+    samples.push(await rss(pid))
+    await new Promise(resolve => setTimeout(resolve, 1000))
+  }
+  return median(samples)
+}
+
+export async function run () {
+  const data = await tempDataDir()
+  const server = await startChildServer({
+    DATA_DIR: data.dir, MAX_CONNECTIONS_PER_IP: '0', CONNECTIONS_PER_MINUTE: '0', JOINS_PER_MINUTE: '0', REST_PER_MINUTE: '0'
+  })
+  const pid = /** @type {number} */ (server.child.pid)
+  /** @type {TestEditor[]} */
+  const editors = []
+  try {
+    const baseline = await settledRss(pid)
+    for (let room = 0; room < EDITORS / PER_ROOM; room++) {
+      const { id } = await createSession(server.url, { content: SEED })
+      for (let i = 0; i < PER_ROOM; i++) {
+        const editor = new TestEditor(server.url)
+        editors.push(editor)
+        await editor.join(id)
+        const awareness = new Awareness(new Y.Doc())
+        awareness.setLocalState({ user: { name: `editor ${editors.length}`, color: '#268bd2' }, cursor: { anchor: 1, head: 1 } })
+        editor.socket.emit(EVENTS.AWARENESS, { doc: id, update: encodeAwarenessUpdate(awareness, [awareness.clientID]) })
+        awareness.destroy()
+      }
+    }
+    const withEditors = await settledRss(pid)
+    // Documents without editors: loaded by a content read, kept until DOC_IDLE_MS (30 s) passes.
+    for (let i = 0; i < DOCUMENTS; i++) {
+      const { id } = await createSession(server.url, { content: SEED })
+      await fetch(`${server.url}/api/sessions/${id}/content`).then(res => res.text())
+    }
+    const withDocuments = await settledRss(pid)
+    const perEditor = (withEditors - baseline - (EDITORS / PER_ROOM) * ((withDocuments - withEditors) / DOCUMENTS)) / EDITORS
+    const perDocument = (withDocuments - withEditors) / DOCUMENTS
+    const kb = (/** @type {number} */ bytes) => (bytes / 1024).toFixed(1)
+    console.log(`Memory (RSS of the server process): ${kb(baseline)} KiB at start; ${EDITORS} idle editors in rooms of ${PER_ROOM}: +${kb(withEditors - baseline)} KiB; ` +
+      `then ${DOCUMENTS} loaded documents without editors (${SEED.length}-character text each): +${kb(withDocuments - withEditors)} KiB`)
+    console.log(`Memory per idle connected editor: ${kb(perEditor)} KiB (its document's share excluded); per loaded document: ${kb(perDocument)} KiB`)
+    return { perEditorBytes: perEditor, perDocumentBytes: perDocument }
+  } finally {
+    for (const editor of editors) editor.close()
+    await server.stop('SIGTERM')
+    await data.remove()
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) await run()

@@ -1,0 +1,119 @@
+import assert from 'node:assert/strict'
+import { execFile } from 'node:child_process'
+import { readFile, readdir } from 'node:fs/promises'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+import { after, before, describe, it } from 'node:test'
+import { parsePeerOptions } from '../loadtest/bench/peers-options.js'
+import { renderPeerTables } from '../loadtest/bench/peers-table.js'
+import { OptionError } from '../loadtest/options.js'
+import { PROTOCOL_NAMES } from '../loadtest/protocols/index.js'
+import { OrderedAcks } from '../loadtest/protocols/websocket.js'
+import { tableAfter } from './helpers/markdown.js'
+import { tempDataDir } from './helpers/server.js'
+
+const PEERS_CLI = new URL('../loadtest/bench/peers.js', import.meta.url).pathname
+const run = promisify(execFile)
+
+describe('npm run bench, peers: a short run against every system, each started for it', () => {
+  /** @type {any} */
+  let bench
+  /** @type {Awaited<ReturnType<typeof tempDataDir>>} */
+  let out
+
+  before(async () => {
+    out = await tempDataDir()
+    const { stdout } = await run(process.execPath, [PEERS_CLI, '--one-doc', '5', '--rooms', '10', '--duration', '2s', '--warmup', '1s', '--apply', '--quiet-wait', '0', '--json', '--out', out.dir], { timeout: 90000 })
+    bench = JSON.parse(stdout)
+  })
+
+  after(() => out.remove())
+
+  it('delivers every broadcast of every system, with no loss, and converges', () => {
+    assert.deepEqual([...new Set(bench.results.map((/** @type {any} */ r) => r.system))], PROTOCOL_NAMES)
+    assert.deepEqual([...new Set(bench.results.map((/** @type {any} */ r) => r.load.label))], ['5 in 1 doc', '10 in rooms of 5'])
+    for (const result of bench.results) {
+      const where = `${result.system}, ${result.load.label}`
+      assert.equal(result.error, null, where)
+      assert.ok(result.sent > 0, `${where}: edits were sent`)
+      // Every edit is expected at each of the 4 other editors of its room.
+      assert.equal(result.expected, result.sent * 4, where)
+      assert.equal(result.lost, 0, `${where}: nothing lost on an idle loopback`)
+      assert.equal(result.received, result.expected, where)
+      assert.equal(result.joinFailed + result.timedOut + result.disconnects, 0, where)
+      assert.equal(result.converged, true, where)
+      assert.ok(result.broadcastMs.p50 > 0 && result.broadcastMs.p50 <= result.broadcastMs.p99, where)
+      assert.ok(result.deliveriesPerSecond > 0, where)
+      assert.ok(result.server.cpuMs > 0 && result.server.peakRssMB > 10, `${where}: the server process was read from /proc`)
+      assert.ok(result.server.cpuMsPer1000Deliveries > 0, where)
+    }
+  })
+
+  it('measures an ACK where the protocol has one: Tandem\'s stored, Hocuspocus\'s applied', () => {
+    for (const result of bench.results) {
+      if (result.system === 'tandem' || result.system === 'hocuspocus') {
+        assert.equal(result.acked, result.sent, result.system)
+        assert.equal(result.ackMs.count, result.sent, result.system)
+      } else {
+        assert.equal(result.ackMeaning, null, result.system)
+        assert.equal(result.ackMs, null, result.system)
+      }
+    }
+  })
+
+  it('prints one table of every system and load, and the ratios Tandem/peer per load, and keeps both', async () => {
+    const markdown = renderPeerTables(bench)
+    const [dir] = await readdir(out.dir)
+    assert.deepEqual(JSON.parse(await readFile(join(out.dir, dir, 'peers.json'), 'utf8')), bench)
+    assert.equal(await readFile(join(out.dir, dir, 'peers.md'), 'utf8'), markdown)
+    const rows = tableAfter(markdown, '## Tandem and its peers')
+    assert.equal(rows.length, bench.results.length)
+    bench.results.forEach((/** @type {any} */ result, /** @type {number} */ i) => {
+      assert.deepEqual(rows[i].slice(0, 2), [result.system, result.load.label])
+      assert.equal(rows[i][7], '0', 'lost')
+      assert.equal(rows[i][13], 'yes', 'converged')
+    })
+    assert.equal(rows.find(row => row[0] === 'ws-relay')?.[2], '–', 'no ACK')
+    const ratios = tableAfter(markdown, '### Ratios Tandem / peer')
+    assert.equal(ratios.length, 2 * (PROTOCOL_NAMES.length - 1))
+    for (const row of ratios) assert.match(row[2], /^\d+(\.\d+)?$/)
+  })
+})
+
+describe('npm run bench, peers: options', () => {
+  it('defaults to every system, one document of 50 to 200 editors, rooms of 5 at 300 and 600, 20 s', () => {
+    const options = parsePeerOptions([])
+    assert.deepEqual(options.systems, PROTOCOL_NAMES)
+    assert.deepEqual(options.oneDoc, [50, 100, 150, 200])
+    assert.deepEqual(options.rooms, [300, 600])
+    assert.equal(options.perRoom, 5)
+    assert.equal(options.rate, 5)
+    assert.equal(options.payload, 8)
+    assert.equal(options.durationMs, 20000)
+    assert.equal(options.apply, false)
+    assert.ok(Object.isFrozen(options))
+  })
+
+  it('puts Tandem first, skips a workload with `none`, and names the flag of a bad value', () => {
+    const options = parsePeerOptions(['--systems', 'ws-relay,tandem', '--rooms', 'none', '--one-doc', '10'])
+    assert.deepEqual(options.systems, ['tandem', 'ws-relay'])
+    assert.deepEqual(options.rooms, [])
+    assert.throws(() => parsePeerOptions(['--systems', 'tandem,etherpad']), (err) => err instanceof OptionError && /--systems "tandem,etherpad"/.test(err.message))
+    assert.throws(() => parsePeerOptions(['--one-doc', 'none', '--rooms', 'none']), OptionError)
+  })
+})
+
+describe('ACKs answered in order', () => {
+  it('gives each ACK to the oldest send, a timed-out send keeping its place', async () => {
+    const acks = new OrderedAcks(50)
+    const first = acks.expect()
+    const late = acks.expect()
+    acks.answer({ ok: true })
+    assert.deepEqual(await first, { ok: true })
+    await assert.rejects(late, /timed out/)
+    const third = acks.expect()
+    acks.answer({ ok: true }) // the late send's ACK, arriving after its timeout
+    acks.answer({ ok: false, code: 'NOT_APPLIED' })
+    assert.deepEqual(await third, { ok: false, code: 'NOT_APPLIED' })
+  })
+})
