@@ -55,7 +55,7 @@ export async function createServer (config, deps = {}) {
     metrics,
     onStored: docId => cluster.docStored(docId)
   })
-  const cluster = createCluster(io, { enabled: backend.adapter !== undefined, registry, metrics, logger })
+  const cluster = createCluster(io, { enabled: backend.adapter !== undefined, roomSubscribed: backend.roomSubscribed, registry, metrics, logger })
   const sessions = new SessionService({ store: backend.sessionStore, docStore: backend.docStore, registry, cluster, config })
   const access = new Access({ config, store: backend.sessionStore })
   const limits = createLimits(config, backend.limitStore)

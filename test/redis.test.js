@@ -76,6 +76,26 @@ for (const redisAdapter of /** @type {const} */ (['sharded', 'classic'])) {
       assert.equal(carol.text(session.id), alice.text(session.id))
     })
 
+    it('keeps an editor who joins on server B while an editor on server A types in step with every update', async () => {
+      // Each join on B opens the room there, so B subscribes to it afresh while A's edits keep
+      // coming: an update broadcast just before B listens must reach the joiner through its state.
+      const sessions = await Promise.all(Array.from({ length: 8 }, () => createSession(a.url)))
+      const pairs = await Promise.all(sessions.map(async (session) => {
+        const alice = editorOn(a)
+        await alice.join(session.id)
+        return { session, alice, bob: editorOn(b) }
+      }))
+      await Promise.all(pairs.map(async ({ session, alice, bob }, i) => {
+        const typing = (async () => {
+          for (let n = 0; n < 60; n++) assert.equal((await alice.insert(session.id, 0, 'x')).ok, true)
+        })()
+        await quiet(5 + 7 * i)
+        assert.equal((await bob.join(session.id)).ok, true)
+        await typing
+      }))
+      await waitFor(() => pairs.every(({ session, alice, bob }) => alice.text(session.id) === 'x'.repeat(60) && bob.text(session.id) === alice.text(session.id)))
+    })
+
     it('relays cursors across servers and removes them when the socket drops', async () => {
       const session = await createSession(a.url)
       const [alice, bob] = [editorOn(a), editorOn(b)]

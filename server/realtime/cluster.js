@@ -1,6 +1,7 @@
 import client from 'prom-client'
 import { CLOSE_REASONS } from '../protocol.js'
 import { closeForEditors, closeForHolders } from './editors.js'
+import { roomOf } from './room-relay.js'
 
 // What the processes of a cluster tell each other. They go through the Socket.IO adapter's
 // server-side events, which relay small control messages; document contents never travel this way
@@ -21,11 +22,12 @@ const CLUSTER_EVENTS = Object.freeze({
  * @param {import('socket.io').Server} io
  * @param {object} deps
  * @param {boolean} deps.enabled whether other processes share the adapter
+ * @param {(room: string) => Promise<void>} deps.roomSubscribed the backend's (see storage/backend.js)
  * @param {import('../docs/doc-registry.js').DocRegistry} deps.registry
  * @param {import('../metrics.js').Metrics} deps.metrics
  * @param {import('pino').Logger} deps.logger
  */
-export function createCluster (io, { enabled, registry, metrics, logger }) {
+export function createCluster (io, { enabled, roomSubscribed, registry, metrics, logger }) {
   /** @type {Set<string>} documents with a doc-stored notice waiting to go out */
   const notifying = new Set()
   /** @param {string[]} docIds */
@@ -69,6 +71,16 @@ export function createCluster (io, { enabled, registry, metrics, logger }) {
   }
 
   return {
+    /**
+     * Resolves once what other processes broadcast to a document's room reaches this process. A
+     * joiner's state is read after this: an update broadcast earlier is already stored (see the
+     * update handler), one broadcast later reaches the joiner.
+     * @param {string} docId
+     */
+    roomSubscribed (docId) {
+      return roomSubscribed(roomOf(docId))
+    },
+
     /**
      * Tells the other processes that a document has new stored updates, at most once per
      * NOTIFY_INTERVAL_MS per document: a busy document would otherwise cost every worker a stream

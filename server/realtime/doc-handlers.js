@@ -66,6 +66,9 @@ export function registerDocHandlers (socket, ctx) {
   /**
    * Lets the socket into a document it has not joined: the token must open it, the session exist,
    * the document load, the room have space cluster-wide, and the copy here be current.
+   *
+   * The socket enters the room before the state it is sent is read: from then on every update
+   * reaches it either in that state or as a broadcast (both, at worst, which Yjs ignores).
    * @param {string} docId
    * @param {unknown} token the join's own, else the handshake's
    */
@@ -76,23 +79,29 @@ export function registerDocHandlers (socket, ctx) {
     const grant = await access.authorize(token, docId)
     const session = await sessions.record(docId)
     const doc = await registry.open(docId)
+    let editors
     try {
-      const [editors] = await cluster.editorCounts([docId])
+      [editors] = await cluster.editorCounts([docId])
       if (editors >= session.maxEditors) {
         throw new AppError('ROOM_FULL', `session ${docId} is full (${session.maxEditors} editors)`)
       }
-      await catchUp(doc)
       if (!socket.connected) throw new AppError('BAD_REQUEST', 'disconnected while joining')
-      // A second join of the same document may have raced this one through the awaits above.
-      if (!memberships.has(docId)) {
-        attach(socket, doc, grant)
-        logger.debug({ doc: docId, user: grant.user, role: grant.role }, 'joined')
-      }
-      return { doc, editors: editors + 1, role: grant.role }
     } catch (err) {
       registry.release(doc)
       throw err
     }
+    // A second join of the same document may have raced this one through the awaits above.
+    if (memberships.has(docId)) return rejoin(/** @type {Membership} */ (memberships.get(docId)))
+    attach(socket, doc, grant)
+    try {
+      await cluster.roomSubscribed(docId)
+      await catchUp(doc)
+    } catch (err) {
+      detach(socket, docId, registry)
+      throw err instanceof AppError ? err : new AppError('UNAVAILABLE', 'could not join the room; retry')
+    }
+    logger.debug({ doc: docId, user: grant.user, role: grant.role }, 'joined')
+    return { doc, editors: editors + 1, role: grant.role }
   }
 
   /** A join of a document the socket already holds: fresh state, no second seat. @param {Membership} membership */
@@ -150,15 +159,19 @@ export function registerDocHandlers (socket, ctx) {
       registry.evict(docId).catch(evictErr => logger.error({ err: evictErr, doc: docId }, 'evict failed'))
       throw new AppError('INVALID_UPDATE', 'update could not be applied')
     }
-    // Peers get the update as soon as it is applied; the ACK waits for durability. A peer may thus
-    // see an edit that is never acked (a crash in between); it then syncs it back on its next join.
-    relayOf(doc, socket.nsp, relayOptions).update(update, socket)
+    // In one process, peers get the update as soon as it is applied and the ACK waits for
+    // durability (a peer may see an edit a crash then loses; it syncs it back on its next join).
+    // With a shared store the broadcast waits for the write: a joiner on another process reads the
+    // store once subscribed to the room, so an update broadcast before that must already be stored.
+    const relay = relayOf(doc, socket.nsp, relayOptions)
+    if (!doc.store.shared) relay.update(update, socket)
     try {
       await doc.persist(update)
     } catch (err) {
       logger.error({ err, doc: docId }, 'update could not be stored')
       throw new AppError('UNAVAILABLE', 'the update could not be stored; retry')
     }
+    if (doc.store.shared) relay.update(update, socket)
     metrics.updatesApplied.inc()
     metrics.updateBytes.inc(update.byteLength)
     metrics.updateDuration.observe((performance.now() - received) / 1000)

@@ -16,9 +16,16 @@ import { closeRedis, connectRedis, isReady } from './redis.js'
  * @property {any} [adapter] the Socket.IO adapter constructor; absent = the in-memory default
  * @property {import('./redis.js').RedisClient} [limitStore] where per-IP rate limits are counted, so
  *   they hold across processes; absent = in memory
+ * @property {(room: string) => Promise<void>} roomSubscribed resolves once this process receives
+ *   what other processes broadcast to `room` (the sharded adapter subscribes per room, and does not
+ *   wait for Redis to confirm)
  * @property {() => boolean} isReady
  * @property {() => Promise<void>} close
  */
+
+// The sharded adapter's channel for one room is `<prefix>#<namespace>#<room>#`.
+const SHARDED_PREFIX = 'tandem'
+const NOTHING_TO_WAIT_FOR = () => Promise.resolve()
 
 /**
  * Chooses storage and broadcast at start-up: embedded LevelDB in one process, or Redis for
@@ -35,6 +42,7 @@ export async function openBackend (config, logger) {
       broadcast: 'memory',
       docStore: new LevelDocStore(db, config),
       sessionStore: new LevelSessionStore(db, config),
+      roomSubscribed: NOTHING_TO_WAIT_FOR,
       isReady: () => db.status === 'open',
       close: () => db.close()
     }
@@ -58,8 +66,9 @@ export async function openBackend (config, logger) {
   }
   // The classic adapter publishes without handling a rejected promise; during a Redis outage that
   // would be an unhandled rejection, so its publisher logs and swallows failures instead.
-  const adapter = config.redisAdapter === 'sharded'
-    ? createShardedAdapter(publisher, subscriber)
+  const sharded = config.redisAdapter === 'sharded'
+  const adapter = sharded
+    ? createShardedAdapter(publisher, subscriber, { channelPrefix: SHARDED_PREFIX })
     : createAdapter(publishingSafely(publisher, logger), subscriber, { key: 'tandem', requestsTimeout: 2000 })
   return {
     storage: 'redis',
@@ -68,6 +77,11 @@ export async function openBackend (config, logger) {
     sessionStore: new RedisSessionStore(data),
     adapter,
     limitStore: data,
+    // Subscribing again to a subscribed channel changes nothing but answers once Redis has it. The
+    // classic adapter has one pattern subscription, made at start.
+    roomSubscribed: sharded
+      ? async room => { await subscriber.ssubscribe(`${SHARDED_PREFIX}#/#${room}#`) }
+      : NOTHING_TO_WAIT_FOR,
     isReady: () => clients.every(isReady),
     close: async () => {
       for (const client of clients) await closeRedis(client)

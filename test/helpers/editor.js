@@ -48,13 +48,21 @@ export class TestEditor {
     return this.socket.timeout(ACK_TIMEOUT_MS).emitWithAck(event, payload)
   }
 
-  /** Joins a document, applies what the server sends and returns the ACK. @param {string} doc */
+  /**
+   * Joins a document, applies what the server sends and returns the ACK. Broadcasts that arrive
+   * before the ACK are applied too, as the shipped provider does.
+   * @param {string} doc
+   */
   async join (doc) {
     await this.connected()
-    const ydoc = this.docs.get(doc) ?? new Y.Doc()
-    const reply = await this.request(EVENTS.JOIN, { doc, sv: Y.encodeStateVector(ydoc) })
-    if (!reply.ok) return reply
+    const known = this.docs.get(doc)
+    const ydoc = known ?? new Y.Doc()
     this.docs.set(doc, ydoc)
+    const reply = await this.request(EVENTS.JOIN, { doc, sv: Y.encodeStateVector(ydoc) })
+    if (!reply.ok) {
+      if (!known) this.docs.delete(doc)
+      return reply
+    }
     Y.applyUpdate(ydoc, reply.update, 'remote')
     return reply
   }
