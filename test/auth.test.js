@@ -28,13 +28,33 @@ describe('start-up', () => {
     })
   })
 
-  it('runs with auth off in development, and says so in /api/health', async () => {
-    const tandem = await startServer()
-    const health = await api(tandem.url, '/api/health')
+  it('runs with auth off in development, and says so at start-up and in /api/health', async () => {
+    /** @type {string[]} */
+    const logLines = []
+    const data = await tempDataDir()
+    const config = loadConfig({}, { port: 0, host: '127.0.0.1', dataDir: data.dir })
+    const logger = pino({ level: 'info' }, new Writable({ write (chunk, encoding, done) { logLines.push(String(chunk)); done() } }))
+    const server = await createServer(config, { logger })
+    const { url } = await server.listen()
+    assert.ok(logLines.some(line => JSON.parse(line).level === 40 && /AUTH IS OFF/.test(line)), 'a warning at start-up')
+    const health = await api(url, '/api/health')
     assert.equal(health.body.auth, 'off')
-    const editor = new TestEditor(tandem.url)
+    const editor = new TestEditor(url)
     await editor.connected()
     editor.close()
+    await server.close()
+    await data.remove()
+  })
+
+  it('with API_KEY alone, opens management and session reads to that key only; LIST_NEEDS_API_KEY=false opens listing', async () => {
+    const tandem = await startServer({ apiKey: API_KEY, listNeedsApiKey: false })
+    const { body: { id } } = await api(tandem.url, '/api/sessions', { method: 'POST', body: { name: 'x' }, headers: KEY })
+    assert.equal((await api(tandem.url, `/api/sessions/${id}`, { headers: KEY })).status, 200)
+    const guessed = await api(tandem.url, `/api/sessions/${id}`, { headers: { authorization: 'Bearer anything-at-all' } })
+    assert.equal(guessed.status, 401, 'no join tokens exist with auth off, so a bearer that is not the key is refused')
+    assert.equal((await api(tandem.url, `/api/sessions/${id}/content`)).status, 401)
+    assert.equal((await api(tandem.url, '/api/sessions', { method: 'POST', body: { name: 'y' } })).status, 401)
+    assert.equal((await api(tandem.url, '/api/sessions')).status, 200, 'listing is open')
     await tandem.close()
   })
 })

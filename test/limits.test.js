@@ -2,7 +2,8 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import * as Y from 'yjs'
 import { EVENTS, TEXT_NAME } from '../server/protocol.js'
-import { TestEditor, awarenessUpdate, quiet, waitFor } from './helpers/editor.js'
+import { MAX_CLIENTS_PER_CONNECTION } from '../server/docs/awareness-states.js'
+import { TestEditor, awarenessUpdate, awarenessUpdates, quiet, waitFor } from './helpers/editor.js'
 import { api, contentOf, createSession, startServer } from './helpers/server.js'
 
 describe('per-IP limits', () => {
@@ -146,6 +147,36 @@ describe('awareness client ids', () => {
     const joined = await late.join(id)
     assert.ok(joined.awareness.byteLength > 1, 'alice is still present for a joiner')
     for (const e of [alice, mallory, bob, aliceAgain, late]) e.close()
+    await tandem.close()
+  })
+
+  it('are held to MAX_CLIENTS_PER_CONNECTION per connection, and removals do not pile up', async () => {
+    const tandem = await startServer({ awarenessPerSecond: 0, bytesPerSecond: 0, awarenessIntervalMs: 0 })
+    const { id } = await createSession(tandem.url)
+    const [alice, flooder] = [new TestEditor(tandem.url), new TestEditor(tandem.url)]
+    for (const e of [alice, flooder]) await e.join(id)
+    const doc = /** @type {import('../server/docs/live-doc.js').LiveDoc} */ (tandem.server.registry.get(id))
+
+    // One message announcing 50,000 cursors is refused whole.
+    const many = awarenessUpdates(Array.from({ length: 50_000 }, (_, i) => [1000 + i, 1, { n: i }]))
+    const refused = await flooder.request(EVENTS.AWARENESS, { doc: id, update: many })
+    assert.equal(refused.error.code, 'RATE_LIMITED')
+    assert.equal(doc.awareness.size, 0, 'nothing of it is held')
+
+    // Announcing and removing fresh ids, over and over, keeps a bounded number of removals.
+    for (let round = 0; round < 40; round++) {
+      const ids = Array.from({ length: MAX_CLIENTS_PER_CONNECTION }, (_, i) => 100_000 + round * 100 + i)
+      assert.deepEqual(await flooder.request(EVENTS.AWARENESS, { doc: id, update: awarenessUpdates(ids.map(c => [c, 1, { round }])) }), { ok: true })
+      assert.deepEqual(await flooder.request(EVENTS.AWARENESS, { doc: id, update: awarenessUpdates(ids.map(c => [c, 2, null])) }), { ok: true })
+    }
+    assert.ok(doc.awareness.size <= 1024, `${doc.awareness.size} client ids held`)
+
+    // The honest editor's cursor still goes through and reaches the flooder's peers.
+    assert.deepEqual(await alice.request(EVENTS.AWARENESS, { doc: id, update: awarenessUpdate(7, 1, { name: 'alice' }) }), { ok: true })
+    const late = new TestEditor(tandem.url)
+    const joined = await late.join(id)
+    assert.ok(joined.awareness.byteLength > 1 && joined.awareness.byteLength < 100, 'a joiner gets alice and none of the removed')
+    for (const e of [alice, flooder, late]) e.close()
     await tandem.close()
   })
 })

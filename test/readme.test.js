@@ -22,6 +22,17 @@ describe('README', () => {
     assert.deepEqual(documented, ENVIRONMENT.map(({ env, default: value }) => ({ env, default: value })))
   })
 
+  it('gives each limit of the Security section the default the config has', () => {
+    const defaults = new Map(ENVIRONMENT.map(({ env, default: value }) => [env, value]))
+    const limits = tableAfter('## Security')
+    assert.ok(limits.length >= 10)
+    for (const [limit, setting, value] of limits) {
+      if (setting === 'fixed') continue
+      assert.equal(value, defaults.get(setting), `${limit}: ${setting}`)
+    }
+    assert.ok(limits.every(row => row.length === 4), 'every row has its four cells')
+  })
+
   it('shows the two commands a newcomer needs', () => {
     assert.match(readme, /npm ci && npm start/)
     assert.match(readme, /npm test/)

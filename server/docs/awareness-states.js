@@ -9,17 +9,31 @@ import { AppError } from '../errors.js'
 
 /** @typedef {{ clientId: number, clock: number, state: string }} AwarenessEntry */
 
+/**
+ * Client ids one connection may announce in one document. A browser tab has one per document; the
+ * margin covers editors re-created on a shared socket. Without a cap, one message could make the
+ * server hold millions of cursors.
+ */
+export const MAX_CLIENTS_PER_CONNECTION = 16
+/** Removals kept to order a late, older update of a departed client (oldest forgotten first). */
+const MAX_REMOVALS_KEPT = 1024
+
 export class AwarenessStates {
-  /** @type {Map<number, { clock: number, state: string }>} state is raw JSON; 'null' means removed */
+  /** @type {Map<number, { clock: number, state: string }>} live clients; state is raw JSON */
   #clients = new Map()
+  /** @type {Map<number, number>} clock of each recently removed client */
+  #removed = new Map()
   /** @type {Map<number, unknown>} which connection announced each live client id */
   #owners = new Map()
+  /** @type {Map<unknown, number>} live client ids per connection */
+  #owned = new Map()
 
   /**
    * Validates and applies an awareness update from `owner` (a connection); returns its entries.
    * Changes nothing and throws INVALID_UPDATE if any part of it is malformed, FORBIDDEN if it speaks
    * for a client id announced by a connection it may not replace (one user cannot move or hide
-   * another's cursor; the same user reconnecting takes its client ids over).
+   * another's cursor; the same user reconnecting takes its client ids over), RATE_LIMITED if it
+   * would leave `owner` with more than MAX_CLIENTS_PER_CONNECTION client ids.
    * @param {Uint8Array} update
    * @param {unknown} owner
    * @param {(previousOwner: unknown) => boolean} mayReplace
@@ -27,19 +41,32 @@ export class AwarenessStates {
    */
   apply (update, owner, mayReplace) {
     const entries = decodeEntries(update)
-    for (const { clientId } of entries) {
+    // How many ids `owner` would hold afterwards (an id repeated in one update counts each time).
+    let owned = this.#owned.get(owner) ?? 0
+    for (const { clientId, state } of entries) {
       const current = this.#owners.get(clientId)
       if (current !== undefined && current !== owner && !mayReplace(current)) {
         throw new AppError('FORBIDDEN', `awareness client ${clientId} belongs to another user`)
       }
+      if (state !== 'null' && current !== owner) owned++
+      else if (state === 'null' && current === owner) owned--
+    }
+    if (owned > MAX_CLIENTS_PER_CONNECTION) {
+      throw new AppError('RATE_LIMITED', `a connection may show at most ${MAX_CLIENTS_PER_CONNECTION} awareness clients per document`)
     }
     for (const { clientId, clock, state } of entries) {
-      if (state === 'null') this.#owners.delete(clientId)
-      else this.#owners.set(clientId, owner)
-      const current = this.#clients.get(clientId)
+      const removal = state === 'null'
+      this.#setOwner(clientId, removal ? undefined : owner)
       // Same rule as y-protocols: a newer clock wins; a removal at the same clock also wins.
-      if (!current || current.clock < clock || (current.clock === clock && state === 'null')) {
+      const current = this.#clients.get(clientId)
+      const known = current?.clock ?? this.#removed.get(clientId)
+      if (known !== undefined && (known > clock || (known === clock && !removal))) continue
+      if (!removal) {
+        this.#removed.delete(clientId)
         this.#clients.set(clientId, { clock, state })
+      } else if (current) {
+        this.#clients.delete(clientId)
+        this.#remember(clientId, clock)
       }
     }
     return entries
@@ -56,11 +83,12 @@ export class AwarenessStates {
     /** @type {AwarenessEntry[]} */
     const removed = []
     for (const clientId of clientIds) {
-      const current = this.#clients.get(clientId)
       if (this.#owners.get(clientId) !== owner) continue
-      this.#owners.delete(clientId)
+      this.#setOwner(clientId, undefined)
+      const current = this.#clients.get(clientId)
       if (!current) continue
       this.#clients.delete(clientId)
+      this.#remember(clientId, current.clock + 1)
       removed.push({ clientId, clock: current.clock + 1, state: 'null' })
     }
     return removed.length > 0 ? encodeEntries(removed) : null
@@ -76,7 +104,9 @@ export class AwarenessStates {
     const entries = []
     for (const clientId of clientIds) {
       const current = this.#clients.get(clientId)
+      const removedAt = this.#removed.get(clientId)
       if (current) entries.push({ clientId, ...current })
+      else if (removedAt !== undefined) entries.push({ clientId, clock: removedAt, state: 'null' })
     }
     return encodeEntries(entries)
   }
@@ -85,14 +115,37 @@ export class AwarenessStates {
   encodeAll () {
     /** @type {AwarenessEntry[]} */
     const live = []
-    for (const [clientId, { clock, state }] of this.#clients) {
-      if (state !== 'null') live.push({ clientId, clock, state })
-    }
+    for (const [clientId, { clock, state }] of this.#clients) live.push({ clientId, clock, state })
     return encodeEntries(live)
   }
 
+  /** Client ids held: live ones and the removals kept for ordering. */
   get size () {
-    return this.#clients.size
+    return this.#clients.size + this.#removed.size
+  }
+
+  /** @param {number} clientId @param {unknown} owner undefined: nobody */
+  #setOwner (clientId, owner) {
+    const previous = this.#owners.get(clientId)
+    if (previous === owner) return
+    if (previous !== undefined) {
+      const count = /** @type {number} */ (this.#owned.get(previous)) - 1
+      if (count === 0) this.#owned.delete(previous)
+      else this.#owned.set(previous, count)
+    }
+    if (owner === undefined) {
+      this.#owners.delete(clientId)
+    } else {
+      this.#owners.set(clientId, owner)
+      this.#owned.set(owner, (this.#owned.get(owner) ?? 0) + 1)
+    }
+  }
+
+  /** @param {number} clientId @param {number} clock */
+  #remember (clientId, clock) {
+    this.#removed.delete(clientId)
+    this.#removed.set(clientId, clock)
+    if (this.#removed.size > MAX_REMOVALS_KEPT) this.#removed.delete(/** @type {number} */ (this.#removed.keys().next().value))
   }
 }
 

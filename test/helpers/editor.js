@@ -155,10 +155,19 @@ export const quiet = (ms) => new Promise(resolve => setTimeout(resolve, ms))
  * @param {number} clientId @param {number} clock @param {unknown} state
  */
 export function awarenessUpdate (clientId, clock, state) {
+  return awarenessUpdates([[clientId, clock, state]])
+}
+
+/**
+ * An awareness update of several entries. @param {[number, number, unknown][]} entries clientId, clock, state
+ */
+export function awarenessUpdates (entries) {
   const encoder = encoding.createEncoder()
-  encoding.writeVarUint(encoder, 1)
-  encoding.writeVarUint(encoder, clientId)
-  encoding.writeVarUint(encoder, clock)
-  encoding.writeVarString(encoder, JSON.stringify(state))
+  encoding.writeVarUint(encoder, entries.length)
+  for (const [clientId, clock, state] of entries) {
+    encoding.writeVarUint(encoder, clientId)
+    encoding.writeVarUint(encoder, clock)
+    encoding.writeVarString(encoder, JSON.stringify(state))
+  }
   return encoding.toUint8Array(encoder)
 }
