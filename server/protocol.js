@@ -36,7 +36,7 @@ export const ERRORS = Object.freeze({
   NOT_FOUND: { status: 404, retry: false, description: 'No such session or document.' },
   NOT_JOINED: { status: 409, retry: false, description: 'The socket has not joined this document.' },
   ROOM_FULL: { status: 409, retry: true, description: 'The session already has `maxEditors` editors.' },
-  TOO_LARGE: { status: 413, retry: false, description: 'The body, update or document exceeds its size limit.' },
+  TOO_LARGE: { status: 413, retry: true, description: 'The body, update or document exceeds its size limit; a refused update is kept and retried after backing off (the limit may be raised, or the document compacted).' },
   INVALID_UPDATE: { status: 422, retry: false, description: 'The bytes are not a valid Yjs (or awareness) update.' },
   OUT_OF_SYNC: { status: 409, retry: true, description: 'The update builds on changes the server does not have: join again, then send the difference.' },
   RATE_LIMITED: { status: 429, retry: true, description: 'A rate or count limit was reached; back off and retry.' },
@@ -73,4 +73,6 @@ export const ERRORS = Object.freeze({
  * @property {Uint8Array} awareness the live awareness states of the document's other editors
  * @property {string} role
  * @property {number} editors live editors of the document, this one included
+ * @property {number} maxUpdateBytes the largest update the server accepts: a client merging pending
+ *   updates keeps each message under it
  */

@@ -202,23 +202,118 @@ describe('SocketIOProvider against a real server', () => {
 })
 
 describe('SocketIOProvider and the server limits', () => {
-  it('reports TOO_LARGE once, drops the update and stays connected', async () => {
+  /**
+   * What a socket sends, in order: event names, and the size of each update.
+   * @param {import('../client/src/socket.js').TandemSocket} socket
+   */
+  function recordSent (socket) {
+    /** @type {{ event: string, bytes: number }[]} */
+    const sent = []
+    socket.onAnyOutgoing((event, payload) => sent.push({ event, bytes: payload?.update?.byteLength ?? 0 }))
+    return {
+      sent,
+      joins: () => sent.filter(({ event }) => event === EVENTS.JOIN).length,
+      /** @param {number} [from] an index into `sent` */
+      updates: (from = 0) => sent.slice(from).filter(({ event }) => event === EVENTS.UPDATE)
+    }
+  }
+
+  /** @param {{ code: string }[]} refusals */
+  const codes = refusals => [...new Set(refusals.map(({ code }) => code))]
+
+  it('keeps an update refused as TOO_LARGE, holds later edits without rejoining, and stores them once the limit is raised', async () => {
     const data = await tempDataDir()
-    const tandem = await startServer({ dataDir: data.dir, maxUpdateBytes: 1024 })
+    let tandem = await startServer({ dataDir: data.dir, maxUpdateBytes: 1024 })
     const { id } = await createSession(tandem.url)
-    const alice = openDoc(tandem.url, id, FAST_RETRY)
+    // Reconnects quickly once the server is back with a higher limit.
+    const socket = createSocket(tandem.url, { reconnectionDelay: 50, reconnectionDelayMax: 100 })
+    const record = recordSent(socket)
+    const alice = openDoc(tandem.url, id, { socket, ...FAST_RETRY })
+    /** @type {(string | null)[]} */
+    const blocked = []
+    alice.provider.on('blocked', refusal => blocked.push(refusal?.code ?? null))
     await waitFor(() => alice.provider.synced)
-    alice.append('x'.repeat(4096))
+
+    const big = 'x'.repeat(4096)
+    alice.append(big)
+    // Sent before the refusal is known: it comes back OUT_OF_SYNC, which must not start a rejoin.
+    alice.append(' and more')
     await waitFor(() => alice.events.refused.length > 0)
-    await quiet(300)
-    assert.deepEqual(alice.events.refused.map(({ event, code, retry }) => ({ event, code, retry })),
-      [{ event: EVENTS.UPDATE, code: 'TOO_LARGE', retry: false }])
-    assert.equal(alice.provider.unsyncedChanges, 0, 'a final refusal is not kept for resending')
+    const mark = record.sent.length
+    alice.append(' after it')
+    await waitFor(() => alice.events.refused.length >= 4)
+    await quiet(200)
+    assert.deepEqual(codes(alice.events.refused), ['TOO_LARGE'])
+    assert.ok(alice.events.refused.every(({ event, retry }) => event === EVENTS.UPDATE && retry))
+    assert.equal(alice.provider.blockedBy?.code, 'TOO_LARGE')
+    assert.deepEqual(blocked, ['TOO_LARGE'])
+    assert.ok(alice.provider.unsyncedChanges >= 2, 'the refused update and the edits behind it are kept')
+    assert.equal(record.joins(), 1, 'it did not rejoin')
+    const retries = record.updates(mark)
+    assert.ok(retries.length >= 3, 'the refused update is retried')
+    assert.ok(retries.every(({ bytes }) => bytes > 4096), 'the later edits are held, not sent alone')
     assert.equal(alice.provider.status, 'connected')
     assert.equal(await contentOf(tandem.url, id), '')
+
+    const { port } = new URL(tandem.url)
+    await tandem.close()
+    tandem = await startServer({ dataDir: data.dir, port: Number(port), maxUpdateBytes: 64 * 1024 })
+    await waitFor(() => alice.settled() && alice.provider.blockedBy === null)
+    assert.deepEqual(blocked, ['TOO_LARGE', null])
+    assert.equal(await contentOf(tandem.url, id), `${big} and more after it`)
     alice.destroy()
+    socket.disconnect()
     await tandem.close()
     await data.remove()
+  })
+
+  it('keeps an update that would take the document past MAX_DOC_BYTES, without rejoining in a loop', async () => {
+    const tandem = await startServer({ maxDocBytes: 1024 })
+    const { id } = await createSession(tandem.url)
+    const alice = openDoc(tandem.url, id, FAST_RETRY)
+    const record = recordSent(alice.provider.socket)
+    await waitFor(() => alice.provider.synced)
+    alice.append('a'.repeat(600))
+    await waitFor(() => alice.settled())
+
+    alice.append('b'.repeat(600))
+    await waitFor(() => alice.events.refused.length > 0)
+    const mark = record.sent.length
+    alice.append('c')
+    await waitFor(() => alice.events.refused.length >= 4)
+    await quiet(200)
+    assert.deepEqual(codes(alice.events.refused), ['TOO_LARGE'])
+    assert.equal(alice.provider.blockedBy?.code, 'TOO_LARGE')
+    assert.ok(alice.provider.unsyncedChanges >= 1)
+    assert.equal(record.joins(), 1, 'it did not rejoin')
+    assert.ok(record.updates(mark).every(({ bytes }) => bytes > 600), 'the later edit is held, not sent alone')
+    assert.equal(await contentOf(tandem.url, id), 'a'.repeat(600))
+    alice.destroy()
+    await tandem.close()
+  })
+
+  it('sends many small offline edits as several updates within maxUpdateBytes, and the editors converge', async () => {
+    const tandem = await startServer({ maxUpdateBytes: 1024 })
+    const { id } = await createSession(tandem.url)
+    const alice = openDoc(tandem.url, id, FAST_RETRY)
+    const bob = openDoc(tandem.url, id)
+    const record = recordSent(alice.provider.socket)
+    await waitFor(() => alice.settled() && bob.settled())
+    alice.provider.disconnect()
+    for (let i = 0; i < 40; i++) alice.append(`line ${i} ${'-'.repeat(40)}\n`)
+    const offline = alice.text()
+    const mark = record.sent.length
+    alice.provider.connect()
+    await waitFor(() => alice.settled() && bob.text() === offline)
+    assert.deepEqual(alice.events.refused, [])
+    const sent = record.updates(mark)
+    assert.ok(sent.length >= 2, `${sent.length} updates`)
+    assert.ok(sent.every(({ bytes }) => bytes <= 1024), 'each within the limit')
+    assert.ok(sent.reduce((sum, { bytes }) => sum + bytes, 0) > 1024, 'more than one update can carry')
+    assert.equal(await contentOf(tandem.url, id), offline)
+    alice.destroy()
+    bob.destroy()
+    await tandem.close()
   })
 })
 

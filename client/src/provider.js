@@ -27,6 +27,7 @@ export const STATUS = Object.freeze({ CONNECTING: 'connecting', CONNECTED: 'conn
  *   synced: (synced: boolean) => void,
  *   unsyncedChanges: (event: { number: number }) => void,
  *   refused: (refusal: Refusal) => void,
+ *   blocked: (refusal: Refusal | null) => void,
  *   closed: (event: { reason: string }) => void,
  *   'connection-error': (error: Error) => void
  * }} ProviderEvents
@@ -44,6 +45,11 @@ const JOINED = 2
  * `disconnect()`, `destroy()`, `awareness`; plus Hocuspocus's `unsyncedChanges`, a `refused` event
  * for what the server turned down, and `closed` when the session is deleted.
  *
+ * An update refused as TOO_LARGE (over the server's update or document size limit) is kept and
+ * retried with backoff, since the limit may be raised or the document compacted. Until the server
+ * takes it, later edits, which build on it, are held back too: `blockedBy` holds the refusal, and
+ * the `blocked` event fires with it, then with `null` once the update is stored.
+ *
  * @extends {ObservableV2<ProviderEvents>}
  */
 export class SocketIOProvider extends ObservableV2 {
@@ -55,6 +61,10 @@ export class SocketIOProvider extends ObservableV2 {
   #shouldConnect = false
   #pending = new PendingUpdates()
   #lastCount = 0
+  /** the `maxUpdateBytes` of the last join; older servers do not send it */
+  #maxUpdateBytes = Infinity
+  /** @type {Refusal | null} */
+  #blockedBy = null
   /** @type {'editor' | 'viewer' | null} what the last join allowed (a viewer's edits are refused) */
   role = null
   /** @type {ReturnType<typeof setTimeout> | undefined} */
@@ -110,6 +120,15 @@ export class SocketIOProvider extends ObservableV2 {
   /** Local updates the server has not acknowledged (so not yet stored). */
   get unsyncedChanges () {
     return this.#pending.size
+  }
+
+  /**
+   * The TOO_LARGE refusal that holds this provider's edits back, or null. Tell the user: nothing
+   * typed since is stored until the server accepts the refused update.
+   * @returns {Refusal | null}
+   */
+  get blockedBy () {
+    return this.#blockedBy
   }
 
   /** Joins the document, connecting the socket first if needed; rejoins after every reconnect. */
@@ -183,17 +202,20 @@ export class SocketIOProvider extends ObservableV2 {
     if (!reply?.ok) {
       this.#membership = NONE
       // No reply in time counts as retryable: the join may have gone through, and joining again is allowed.
-      if (!reply || this.#refused(EVENTS.JOIN, reply.error)) this.#retryLater(() => this.#join(), reply?.error)
+      if (!reply || this.#refused(EVENTS.JOIN, reply.error).retry) this.#retryLater(() => this.#join(), reply?.error)
       else this.disconnect()
       return
     }
     this.#membership = JOINED
-    this.#retryAttempt = 0
+    // While blocked the backoff keeps growing across rejoins, so that they cannot loop quickly.
+    if (!this.#blockedBy) this.#retryAttempt = 0
     this.role = reply.role
+    const { maxUpdateBytes } = reply
+    this.#maxUpdateBytes = Number.isSafeInteger(maxUpdateBytes) && maxUpdateBytes > 0 ? maxUpdateBytes : Infinity
     Y.applyUpdate(this.doc, new Uint8Array(reply.update), this)
-    // What the server lacks is the diff against its state vector plus every update never
-    // acknowledged: its state vector reflects memory, which can hold an update whose write failed.
-    this.#pending.add(Y.encodeStateAsUpdate(this.doc, new Uint8Array(reply.sv)))
+    // What the server lacks is every update never acknowledged (its state vector reflects memory,
+    // which can hold an update whose write failed) plus what else its state vector misses.
+    this.#pending.addMissing(this.doc, new Uint8Array(reply.sv))
     this.#countChanged()
     this.#resend()
     this.#awarenessSync.joined(new Uint8Array(reply.awareness))
@@ -201,37 +223,79 @@ export class SocketIOProvider extends ObservableV2 {
     this.#setStatus(STATUS.CONNECTED)
   }
 
-  /** @param {Uint8Array} update */
-  async #push (update) {
+  /**
+   * @param {Uint8Array} update
+   * @param {boolean} [probe] sent alone while blocked: its answer says whether the block is over
+   */
+  async #push (update, probe = false) {
     const epoch = this.#membershipEpoch
     const reply = await this.#request(EVENTS.UPDATE, { doc: this.docId, update })
     if (reply?.ok) {
-      this.#retryAttempt = 0
       if (this.#pending.delete(update)) this.#countChanged()
+      // An ACK for an update sent before the block says nothing about the refused one.
+      if (!probe && this.#blockedBy) return
+      this.#retryAttempt = 0
+      if (probe) this.#unblock()
       return
     }
     // Once the membership has ended, the rejoin sends everything pending: nothing to do here.
     if (epoch !== this.#membershipEpoch) return
+    const code = reply?.error.code
     if (!reply) {
       this.#retryLater(() => this.#resend())
-    } else if (reply.error.code === 'NOT_JOINED' || reply.error.code === 'OUT_OF_SYNC') {
+    } else if (code === 'OUT_OF_SYNC' && this.#blockedBy) {
+      // An update sent before the block builds on the refused one; the probe carries it later.
+      // A probe itself out of sync needs a rejoin, after the backoff: each would meet the same refusal.
+      if (probe) this.#rejoin(true)
+    } else if (code === 'NOT_JOINED' || code === 'OUT_OF_SYNC') {
       // Not a verdict on the update: the server no longer counts this socket as joined, or lacks
       // what the update builds on. Rejoin, which sends the whole difference.
-      this.#endMembership()
-      this.#join()
-    } else if (this.#refused(EVENTS.UPDATE, reply.error)) {
-      this.#retryLater(() => this.#resend(), reply.error)
-    } else if (this.#pending.delete(update)) {
-      // A final refusal (TOO_LARGE, INVALID_UPDATE, FORBIDDEN, …): sending it again cannot succeed.
-      this.#countChanged()
+      this.#rejoin(false)
+    } else {
+      const refusal = this.#refused(EVENTS.UPDATE, reply.error)
+      if (refusal.retry) {
+        if (code === 'TOO_LARGE') this.#setBlocked(refusal)
+        this.#retryLater(() => this.#resend(), reply.error)
+      } else if (this.#pending.delete(update)) {
+        // A final refusal (INVALID_UPDATE, FORBIDDEN, …): sending it again cannot succeed.
+        this.#countChanged()
+        if (probe) this.#unblock()
+      }
     }
   }
 
+  /**
+   * Sends everything pending, merged into as few updates as the server accepts. While blocked,
+   * only the first goes, as a probe: the rest build on it, and would come back OUT_OF_SYNC.
+   */
   #resend () {
     if (this.#membership !== JOINED) return
-    const update = this.#pending.collapse()
+    const updates = this.#pending.collapse(this.#maxUpdateBytes)
     this.#countChanged()
-    if (update) this.#push(update)
+    if (!this.#blockedBy) {
+      for (const update of updates) this.#push(update)
+    } else if (updates.length > 0) {
+      this.#push(updates[0], true)
+    } else {
+      this.#setBlocked(null)
+    }
+  }
+
+  /** The refused update is stored (or dropped): send what was held back behind it. */
+  #unblock () {
+    this.#setBlocked(null)
+    this.#resend()
+  }
+
+  /** @param {boolean} later after the backoff rather than at once */
+  #rejoin (later) {
+    this.#endMembership()
+    if (!later) {
+      this.#join()
+      return
+    }
+    this.#setStatus(STATUS.CONNECTING)
+    this.#retryLater(() => this.#join())
   }
 
   /**
@@ -246,14 +310,15 @@ export class SocketIOProvider extends ObservableV2 {
   }
 
   /**
-   * Reports a refusal and says whether it is worth retrying (the `retry` flag of its code).
+   * Reports a refusal and returns it; its `retry` (the flag of its code) says whether it is worth retrying.
    * @param {string} event
    * @param {import('../../server/protocol.js').ErrorBody} error
+   * @returns {Refusal}
    */
   #refused (event, { code, message }) {
-    const retry = ERRORS[code]?.retry ?? false
-    this.emit('refused', [{ event, code, message, retry }])
-    return retry
+    const refusal = { event, code, message, retry: ERRORS[code]?.retry ?? false }
+    this.emit('refused', [refusal])
+    return refusal
   }
 
   /**
@@ -323,7 +388,8 @@ export class SocketIOProvider extends ObservableV2 {
     if (origin === this) return
     this.#pending.add(update)
     this.#countChanged()
-    if (this.#membership === JOINED) this.#push(update)
+    // While blocked the edit waits: it builds on the refused update, which the server lacks.
+    if (this.#membership === JOINED && !this.#blockedBy) this.#push(update)
   }
 
   #onUnload = () => { this.#awarenessSync.removeSelf() }
@@ -341,6 +407,14 @@ export class SocketIOProvider extends ObservableV2 {
     this.#synced = synced
     this.emit('sync', [synced])
     this.emit('synced', [synced])
+  }
+
+  /** @param {Refusal | null} refusal */
+  #setBlocked (refusal) {
+    // Each retry of a blocked update is refused again; `refused` reports those, `blocked` the change.
+    const changed = (refusal === null) !== (this.#blockedBy === null)
+    this.#blockedBy = refusal
+    if (changed) this.emit('blocked', [refusal])
   }
 
   #countChanged () {

@@ -59,7 +59,8 @@ export function registerDocHandlers (socket, ctx) {
       sv: Y.encodeStateVector(doc.ydoc),
       awareness: doc.awareness.encodeAll(),
       role,
-      editors
+      editors,
+      maxUpdateBytes: config.maxUpdateBytes
     }
   }, deps))
 
