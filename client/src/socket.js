@@ -1,4 +1,5 @@
 import { io } from 'socket.io-client'
+import { PARSER } from '../../server/parser.js'
 
 /**
  * @typedef {import('socket.io-client').Socket<
@@ -29,6 +30,8 @@ export function createSocket (serverUrl, { token, transports = ['websocket'], ..
     ...rest,
     transports,
     forceNew: true,
+    // The server's parser (one frame per packet); a client on the default parser cannot talk to it.
+    parser: PARSER,
     ...(token === undefined ? {} : { auth: { token } })
   })
 }

@@ -1,5 +1,5 @@
-import { io } from 'socket.io-client'
 import * as Y from 'yjs'
+import { createSocket } from '../../client/src/socket.js'
 import { EVENTS } from '../../server/protocol.js'
 import { now } from '../clock.js'
 
@@ -28,13 +28,8 @@ class TandemConnection {
 
   async open () {
     const { url, token, timeoutMs, on } = this.options
-    const socket = io(url, {
-      transports: ['websocket'],
-      reconnection: false,
-      forceNew: true,
-      timeout: timeoutMs,
-      ...(token ? { auth: { token } } : {})
-    })
+    // The shipped client's socket: the same transport and parser as an editor page.
+    const socket = createSocket(url, { token: token || undefined, reconnection: false, timeout: timeoutMs })
     this.socket = socket
     socket.on(EVENTS.UPDATE, ({ update }) => on.update(new Uint8Array(update)))
     socket.on(EVENTS.AWARENESS, ({ update }) => on.awareness(new Uint8Array(update)))

@@ -1,4 +1,5 @@
 import { Server } from 'socket.io'
+import { PARSER } from '../parser.js'
 import { registerDocHandlers } from './doc-handlers.js'
 
 // Headroom over `maxUpdateBytes` for the packet around an update, so an update just over the limit
@@ -22,6 +23,7 @@ export function createIo (httpServer, { config, corsOrigin, adapter }) {
   /** @type {Server<import('../protocol.js').ClientToServerEvents, import('../protocol.js').ServerToClientEvents>} */
   const io = new Server(httpServer, {
     serveClient: false,
+    parser: PARSER,
     // Without sticky sessions (PM2's balancer has none) a long-polling client's requests land on
     // different workers; a cluster serves WebSocket only and refuses polling with a 400.
     transports: /** @type {any} */ (config.transports),

@@ -20,7 +20,7 @@ export function docIdOf (payload) {
 }
 
 /**
- * A binary field, sent as a Socket.IO attachment (Buffer/Uint8Array), at most `maxBytes` long.
+ * A binary field (MessagePack binary, decoded as a Buffer), at most `maxBytes` long.
  * @param {any} payload an object already checked by `docIdOf`
  * @param {string} field
  * @param {number} maxBytes
@@ -29,7 +29,7 @@ export function docIdOf (payload) {
 export function binaryOf (payload, field, maxBytes) {
   const value = payload[field]
   if (!(value instanceof Uint8Array)) {
-    throw new AppError('BAD_REQUEST', `\`${field}\` must be binary (a Uint8Array attachment)`)
+    throw new AppError('BAD_REQUEST', `\`${field}\` must be binary (a Uint8Array)`)
   }
   if (value.byteLength > maxBytes) {
     throw new AppError('TOO_LARGE', `\`${field}\` is ${value.byteLength} bytes; the limit is ${maxBytes}`)

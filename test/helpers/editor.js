@@ -1,6 +1,7 @@
 import * as encoding from 'lib0/encoding'
 import { io } from 'socket.io-client'
 import * as Y from 'yjs'
+import { PARSER } from '../../server/parser.js'
 import { EVENTS, TEXT_NAME } from '../../server/protocol.js'
 
 const ACK_TIMEOUT_MS = 5000
@@ -17,7 +18,7 @@ export class TestEditor {
 
   /** @param {string} url @param {Partial<import('socket.io-client').ManagerOptions & import('socket.io-client').SocketOptions>} [options] */
   constructor (url, options = {}) {
-    this.socket = io(url, { transports: ['websocket'], ...options, reconnection: options.reconnection ?? false })
+    this.socket = io(url, { transports: ['websocket'], parser: PARSER, ...options, reconnection: options.reconnection ?? false })
     this.socket.on(EVENTS.UPDATE, ({ doc, update }) => {
       this.received.push({ event: EVENTS.UPDATE, payload: { doc, update } })
       const ydoc = this.docs.get(doc)

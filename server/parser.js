@@ -1,0 +1,119 @@
+// The Socket.IO parser Tandem speaks: every packet is one MessagePack message (notepack.io, the
+// encoding the Socket.IO Redis adapter uses too). The default parser sends a packet with binary as a
+// JSON header frame plus one frame per attachment, so each update cost every receiver two WebSocket
+// frames (two writes); here it costs one, encoded once per broadcast. Server, shipped client and
+// load test all import this module: both ends of a connection must speak the same parser.
+// It is imported by browser bundles, so it must stay free of Node-only imports.
+import { decode, encode } from 'notepack.io'
+
+/** Socket.IO packet types (socket.io-protocol v5). */
+const CONNECT = 0
+const DISCONNECT = 1
+const CONNECT_ERROR = 4
+
+export class Encoder {
+  /**
+   * @param {object} packet a Socket.IO packet
+   * @returns {Uint8Array[]} one frame
+   */
+  encode (packet) {
+    return [toBytes(encode(VIEWS_ENCODE_AS_BINARY ? packet : withArrayBuffers(packet)))]
+  }
+}
+
+// notepack's Node build encodes any Uint8Array as MessagePack binary; its browser build only an
+// ArrayBuffer (a Uint8Array would become a map of its indices). Tested once, not assumed.
+const VIEWS_ENCODE_AS_BINARY = decode(encode(new Uint8Array([1]))).length === 1
+
+/**
+ * A copy of `value` with every byte view replaced by an ArrayBuffer of its bytes.
+ * @param {any} value
+ * @returns {any}
+ */
+function withArrayBuffers (value) {
+  if (ArrayBuffer.isView(value)) {
+    const { buffer, byteOffset, byteLength } = value
+    return byteOffset === 0 && byteLength === buffer.byteLength ? buffer : buffer.slice(byteOffset, byteOffset + byteLength)
+  }
+  if (Array.isArray(value)) return value.map(withArrayBuffers)
+  if (isPlainObject(value)) {
+    /** @type {Record<string, unknown>} */
+    const copy = {}
+    for (const key of Object.keys(value)) copy[key] = withArrayBuffers(value[key])
+    return copy
+  }
+  return value
+}
+
+/** Decodes frames into packets, emitted as `decoded`; a malformed frame throws (Socket.IO then closes the connection). */
+export class Decoder {
+  /** @type {((packet: any) => void)[]} */
+  #listeners = []
+
+  /** @param {unknown} frame */
+  add (frame) {
+    if (typeof frame === 'string') throw new Error('expected a binary frame')
+    const packet = decode(/** @type {any} */ (frame))
+    checkPacket(packet)
+    for (const listener of this.#listeners) listener(packet)
+  }
+
+  /** @param {string} event @param {(packet: any) => void} listener */
+  on (event, listener) {
+    if (event === 'decoded') this.#listeners.push(listener)
+    return this
+  }
+
+  /** @param {string} event @param {(packet: any) => void} listener */
+  off (event, listener) {
+    if (event === 'decoded') this.#listeners = this.#listeners.filter(other => other !== listener)
+    return this
+  }
+
+  /** @param {string} event @param {(packet: any) => void} listener */
+  removeListener (event, listener) {
+    return this.off(event, listener)
+  }
+
+  destroy () {
+    this.#listeners = []
+  }
+}
+
+/**
+ * The checks of Socket.IO's default parser: a client's packet reaches no handler unless its shape
+ * is right.
+ * @param {any} packet
+ */
+function checkPacket (packet) {
+  if (typeof packet !== 'object' || packet === null) throw new Error('invalid packet')
+  const { type, nsp, data, id } = packet
+  if (!Number.isInteger(type) || type < CONNECT || type > CONNECT_ERROR) throw new Error('invalid packet type')
+  if (typeof nsp !== 'string') throw new Error('invalid namespace')
+  const dataValid = type === CONNECT
+    ? data === undefined || isPlainObject(data)
+    : type === DISCONNECT
+      ? data === undefined
+      : type === CONNECT_ERROR
+        ? typeof data === 'string' || isPlainObject(data)
+        : Array.isArray(data)
+  if (!dataValid) throw new Error('invalid payload')
+  if (id !== undefined && !Number.isInteger(id)) throw new Error('invalid packet id')
+}
+
+/** @param {unknown} value */
+function isPlainObject (value) {
+  return Object.prototype.toString.call(value) === '[object Object]'
+}
+
+/**
+ * notepack encodes to a Buffer in Node and to an ArrayBuffer in browsers; the transport takes both,
+ * but typed callers want bytes.
+ * @param {Uint8Array | ArrayBuffer} encoded
+ */
+function toBytes (encoded) {
+  return encoded instanceof Uint8Array ? encoded : new Uint8Array(encoded)
+}
+
+/** The `parser` option of Socket.IO's server and client. */
+export const PARSER = Object.freeze({ Encoder, Decoder })
