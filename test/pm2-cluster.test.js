@@ -46,8 +46,21 @@ describe('PM2 cluster of two workers', { skip: missing('redis-server') }, () => 
 
   /** @param {ReturnType<typeof openDoc>[]} editors @param {string} id */
   async function converged (editors, id) {
-    await eventually(async () => editors.every(e => e.settled() && e.text() === editors[0].text()) &&
-      await contentOf(cluster.url, id) === editors[0].text(), { timeoutMs: 30000, what: 'editors converged' })
+    try {
+      await eventually(async () => editors.every(e => e.settled() && e.text() === editors[0].text()) &&
+        await contentOf(cluster.url, id) === editors[0].text(), { timeoutMs: 30000, what: 'editors converged' })
+    } catch (err) {
+      const stored = await contentOf(cluster.url, id).catch(() => '(unreadable)')
+      const states = editors.map(e => ({
+        status: e.provider.status,
+        unsynced: e.provider.unsyncedChanges,
+        blockedBy: e.provider.blockedBy?.code ?? null,
+        length: e.text().length,
+        refused: e.events.refused.map(r => r.code),
+        statuses: e.events.status.join(',')
+      }))
+      throw new Error(`${/** @type {Error} */ (err).message}: stored ${stored.length} characters; editors ${JSON.stringify(states)}`)
+    }
   }
 
   it('spreads editors over both workers, which see each other\'s edits', async () => {

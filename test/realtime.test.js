@@ -105,6 +105,16 @@ describe('realtime editing', () => {
     assert.equal((await c.join(session.id)).ok, true)
   })
 
+  it('admits exactly maxEditors of many editors joining at the same moment', async () => {
+    const session = await createSession(tandem.url, { maxEditors: 3 })
+    const crowd = Array.from({ length: 8 }, () => editor())
+    await Promise.all(crowd.map(e => e.connected()))
+    const replies = await Promise.all(crowd.map(e => e.join(session.id)))
+    assert.equal(replies.filter(reply => reply.ok).length, 3)
+    assert.ok(replies.every(reply => reply.ok || reply.error.code === 'ROOM_FULL'))
+    assert.equal(tandem.server.registry.editorCount(session.id), 3)
+  })
+
   it('closes a deleted session for its editors: doc:closed, then their events are refused', async () => {
     const session = await createSession(tandem.url, { content: 'bye' })
     const [alice, bob] = [editor(), editor()]

@@ -80,11 +80,13 @@ export function registerDocHandlers (socket, ctx) {
     const grant = await access.authorize(token, docId)
     const session = await sessions.record(docId)
     const doc = await registry.open(docId)
-    let editors
+    let remote
     try {
-      [editors] = await cluster.editorCounts([docId])
+      const local = doc.sockets.size
+      const [editors] = await cluster.editorCounts([docId])
+      remote = editors - local
       if (editors >= session.maxEditors) {
-        throw new AppError('ROOM_FULL', `session ${docId} is full (${session.maxEditors} editors)`)
+        throw roomFull(docId, session.maxEditors)
       }
       if (!socket.connected) throw new AppError('BAD_REQUEST', 'disconnected while joining')
     } catch (err) {
@@ -94,6 +96,11 @@ export function registerDocHandlers (socket, ctx) {
     // A second join of the same document may have raced this one through the awaits above.
     if (memberships.has(docId)) return rejoin(/** @type {Membership} */ (memberships.get(docId)))
     attach(socket, doc, grant)
+    // Joins in this process that passed the count above while it was being taken count too.
+    if (remote + doc.sockets.size > session.maxEditors) {
+      detach(socket, docId, registry)
+      throw roomFull(docId, session.maxEditors)
+    }
     try {
       await cluster.roomSubscribed(docId)
       await catchUp(doc)
@@ -102,7 +109,7 @@ export function registerDocHandlers (socket, ctx) {
       throw err instanceof AppError ? err : new AppError('UNAVAILABLE', 'could not join the room; retry')
     }
     logger.debug({ doc: docId, user: grant.user, role: grant.role }, 'joined')
-    return { doc, editors: editors + 1, role: grant.role }
+    return { doc, editors: remote + doc.sockets.size, role: grant.role }
   }
 
   /** A join of a document the socket already holds: fresh state, no second seat. @param {Membership} membership */
@@ -164,6 +171,9 @@ export function registerDocHandlers (socket, ctx) {
     // durability (a peer may see an edit a crash then loses; it syncs it back on its next join).
     // With a shared store the broadcast waits for the write: a joiner on another process reads the
     // store once subscribed to the room, so an update broadcast before that must already be stored.
+    // And the ACK waits for the broadcast: editors on other processes learn of an update only from
+    // it, so a process killed between the two would leave them without an edit the sender no
+    // longer resends.
     const relay = relayOf(doc, socket.nsp, relayOptions)
     if (!doc.store.shared) relay.update(update, socket)
     try {
@@ -172,7 +182,7 @@ export function registerDocHandlers (socket, ctx) {
       logger.error({ err, doc: docId }, 'update could not be stored')
       throw new AppError('UNAVAILABLE', 'the update could not be stored; retry')
     }
-    if (doc.store.shared) relay.update(update, socket)
+    if (doc.store.shared) await relay.update(update, socket)
     metrics.updatesApplied.inc()
     metrics.updateBytes.inc(update.byteLength)
     metrics.updateDuration.observe((performance.now() - received) / 1000)
@@ -241,6 +251,11 @@ function checkStateVector (sv) {
   } catch {
     throw new AppError('BAD_REQUEST', '`sv` is not a Yjs state vector')
   }
+}
+
+/** @param {string} docId @param {number} maxEditors */
+function roomFull (docId, maxEditors) {
+  return new AppError('ROOM_FULL', `session ${docId} is full (${maxEditors} editors)`)
 }
 
 /** @param {string} docId */

@@ -52,6 +52,10 @@ export class RoomRelay {
   #updates = null
   /** @type {Set<number>} awareness clients changed since the last flush */
   #changed = new Set()
+  /** @type {Promise<void> | null} settles once the updates gathered so far have been sent */
+  #gatheredSent = null
+  /** @type {() => void} */
+  #resolveGathered = () => {}
   #awarenessTimer = /** @type {NodeJS.Timeout | undefined} */ (undefined)
   #awarenessSentAt = -Infinity
 
@@ -68,11 +72,17 @@ export class RoomRelay {
     this.metrics = metrics
   }
 
-  /** @param {Uint8Array} update applied to the document @param {import('socket.io').Socket} sender */
+  /**
+   * @param {Uint8Array} update applied to the document
+   * @param {import('socket.io').Socket} sender
+   * @returns {Promise<void> | undefined} when the update goes out with a later merged broadcast,
+   *   settles once that one has been handed to the adapter; undefined when it went out at once
+   */
   update (update, sender) {
     if (this.#updates) {
       this.#updates.push(update)
-      return
+      this.#gatheredSent ??= new Promise(resolve => { this.#resolveGathered = resolve })
+      return this.#gatheredSent
     }
     const started = performance.now()
     sender.to(roomOf(this.doc.id)).emit(EVENTS.UPDATE, { doc: this.doc.id, update })
@@ -104,6 +114,8 @@ export class RoomRelay {
     const started = performance.now()
     const update = updates.length === 1 ? updates[0] : Y.mergeUpdates(updates)
     this.nsp.to(roomOf(this.doc.id)).emit(EVENTS.UPDATE, { doc: this.doc.id, update })
+    this.#resolveGathered()
+    this.#gatheredSent = null
     this.metrics.broadcasts.inc({ event: EVENTS.UPDATE }, this.doc.sockets.size)
     this.metrics.mergedUpdates.observe(updates.length)
     this.#scheduleFlush(performance.now() - started)
