@@ -205,6 +205,9 @@ describe('Redis failures', { skip: missing('redis-server') }, () => {
       assert.equal(health.body.ready, false)
     }
     assert.equal((await api(a.url, '/api/sessions')).status, 503, 'REST refuses with UNAVAILABLE too')
+    const carol = new TestEditor(b.url)
+    t.after(() => carol.close())
+    assert.equal((await carol.join(session.id)).error?.code, 'UNAVAILABLE', 'a join is refused at once, not queued')
 
     await redis.start()
     await eventually(async () => (await api(a.url, '/api/health')).body.ready && (await api(b.url, '/api/health')).body.ready,

@@ -79,8 +79,12 @@ export async function openBackend (config, logger) {
     limitStore: data,
     // Subscribing again to a subscribed channel changes nothing but answers once Redis has it. The
     // classic adapter has one pattern subscription, made at start.
+    // The subscriber queues commands while Redis is down; a join must not wait in that queue.
     roomSubscribed: sharded
-      ? async room => { await subscriber.ssubscribe(`${SHARDED_PREFIX}#/#${room}#`) }
+      ? async room => {
+        if (!isReady(subscriber)) throw new Error('the Redis subscriber is not connected')
+        await subscriber.ssubscribe(`${SHARDED_PREFIX}#/#${room}#`)
+      }
       : NOTHING_TO_WAIT_FOR,
     isReady: () => clients.every(isReady),
     close: async () => {
