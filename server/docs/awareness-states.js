@@ -25,8 +25,6 @@ export class AwarenessStates {
   #removed = new Map()
   /** @type {Map<number, unknown>} which connection announced each live client id */
   #owners = new Map()
-  /** @type {Map<unknown, number>} live client ids per connection */
-  #owned = new Map()
 
   /**
    * Validates and applies an awareness update from `owner` (a connection); returns its entries.
@@ -36,27 +34,34 @@ export class AwarenessStates {
    * would leave `owner` with more than MAX_CLIENTS_PER_CONNECTION client ids.
    * @param {Uint8Array} update
    * @param {unknown} owner
+   * @param {Set<number>} announced the client ids `owner` has announced here; kept up to date
    * @param {(previousOwner: unknown) => boolean} mayReplace
    * @returns {AwarenessEntry[]}
    */
-  apply (update, owner, mayReplace) {
+  apply (update, owner, announced, mayReplace) {
     const entries = decodeEntries(update)
     // How many ids `owner` would hold afterwards (an id repeated in one update counts each time).
-    let owned = this.#owned.get(owner) ?? 0
+    let count = announced.size
     for (const { clientId, state } of entries) {
       const current = this.#owners.get(clientId)
       if (current !== undefined && current !== owner && !mayReplace(current)) {
         throw new AppError('FORBIDDEN', `awareness client ${clientId} belongs to another user`)
       }
-      if (state !== 'null' && current !== owner) owned++
-      else if (state === 'null' && current === owner) owned--
+      if (state !== 'null') count += announced.has(clientId) ? 0 : 1
+      else if (announced.has(clientId)) count--
     }
-    if (owned > MAX_CLIENTS_PER_CONNECTION) {
+    if (count > MAX_CLIENTS_PER_CONNECTION) {
       throw new AppError('RATE_LIMITED', `a connection may show at most ${MAX_CLIENTS_PER_CONNECTION} awareness clients per document`)
     }
     for (const { clientId, clock, state } of entries) {
       const removal = state === 'null'
-      this.#setOwner(clientId, removal ? undefined : owner)
+      if (removal) {
+        announced.delete(clientId)
+        this.#owners.delete(clientId)
+      } else {
+        announced.add(clientId)
+        this.#owners.set(clientId, owner)
+      }
       // Same rule as y-protocols: a newer clock wins; a removal at the same clock also wins.
       const current = this.#clients.get(clientId)
       const known = current?.clock ?? this.#removed.get(clientId)
@@ -84,7 +89,7 @@ export class AwarenessStates {
     const removed = []
     for (const clientId of clientIds) {
       if (this.#owners.get(clientId) !== owner) continue
-      this.#setOwner(clientId, undefined)
+      this.#owners.delete(clientId)
       const current = this.#clients.get(clientId)
       if (!current) continue
       this.#clients.delete(clientId)
@@ -122,23 +127,6 @@ export class AwarenessStates {
   /** Client ids held: live ones and the removals kept for ordering. */
   get size () {
     return this.#clients.size + this.#removed.size
-  }
-
-  /** @param {number} clientId @param {unknown} owner undefined: nobody */
-  #setOwner (clientId, owner) {
-    const previous = this.#owners.get(clientId)
-    if (previous === owner) return
-    if (previous !== undefined) {
-      const count = /** @type {number} */ (this.#owned.get(previous)) - 1
-      if (count === 0) this.#owned.delete(previous)
-      else this.#owned.set(previous, count)
-    }
-    if (owner === undefined) {
-      this.#owners.delete(clientId)
-    } else {
-      this.#owners.set(clientId, owner)
-      this.#owned.set(owner, (this.#owned.get(owner) ?? 0) + 1)
-    }
   }
 
   /** @param {number} clientId @param {number} clock */

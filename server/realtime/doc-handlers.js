@@ -198,11 +198,8 @@ export function registerDocHandlers (socket, ctx) {
       if (!membership) throw notJoined(docId)
       rates.awareness.take()
       rates.bytes.take(update.byteLength)
-      const entries = membership.doc.awareness.apply(update, socket, (/** @type {any} */ previous) => sameUser(previous, membership, docId))
-      for (const { clientId, state } of entries) {
-        if (state === 'null') membership.awarenessClients.delete(clientId)
-        else membership.awarenessClients.add(clientId)
-      }
+      const entries = membership.doc.awareness.apply(update, socket, membership.awarenessClients,
+        (/** @type {any} */ previous) => sameUser(previous, membership, docId))
       relayOf(membership.doc, socket.nsp, relayOptions).awareness(entries)
       if (typeof ack === 'function') ack({ ok: true })
     } catch (err) {
