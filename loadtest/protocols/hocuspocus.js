@@ -1,9 +1,8 @@
 import * as decoding from 'lib0/decoding'
 import * as encoding from 'lib0/encoding'
 import * as sync from 'y-protocols/sync'
-import * as Y from 'yjs'
-import { now } from '../clock.js'
 import { OrderedAcks, openWebSocket } from './websocket.js'
+import { receiveSync } from './y-sync.js'
 
 // Hocuspocus's protocol, as @hocuspocus/provider speaks it: every message starts with the document
 // name (varString) and a varUint type, so one WebSocket can carry several documents. The client
@@ -16,7 +15,6 @@ import { OrderedAcks, openWebSocket } from './websocket.js'
 // @hocuspocus/server's MessageType and AuthMessageType.
 const TYPE = Object.freeze({ SYNC: 0, AWARENESS: 1, AUTH: 2, CLOSE: 7, SYNC_STATUS: 8 })
 const AUTH = Object.freeze({ TOKEN: 0, PERMISSION_DENIED: 1, AUTHENTICATED: 2 })
-const REMOTE = 'remote'
 
 /** @type {import('./index.js').Protocol} */
 export const protocol = {
@@ -29,7 +27,7 @@ class HocuspocusConnection {
   /** @type {import('ws').WebSocket | null} */
   ws = null
   closing = false
-  /** @type {Y.Doc | null} */
+  /** @type {import('yjs').Doc | null} */
   ydoc = null
   /** @type {((appliedAt: number) => void) | null} */
   onStep2 = null
@@ -52,7 +50,7 @@ class HocuspocusConnection {
     })
   }
 
-  /** @param {Y.Doc} ydoc */
+  /** @param {import('yjs').Doc} ydoc */
   async join (ydoc) {
     const { timeoutMs, token } = this.options
     this.ydoc = ydoc
@@ -108,23 +106,14 @@ class HocuspocusConnection {
     const decoder = decoding.createDecoder(message)
     if (decoding.readVarString(decoder) !== this.options.room) return
     switch (decoding.readVarUint(decoder)) {
-      case TYPE.SYNC: {
-        const step = decoding.readVarUint(decoder)
-        const payload = decoding.readVarUint8Array(decoder)
-        if (step === sync.messageYjsSyncStep1) {
-          this.#send(TYPE.SYNC, encoder => sync.writeSyncStep2(encoder, /** @type {Y.Doc} */ (this.ydoc), payload))
+      case TYPE.SYNC:
+        receiveSync(decoder, this, (stateVector) => {
+          this.#send(TYPE.SYNC, encoder => sync.writeSyncStep2(encoder, /** @type {import('yjs').Doc} */ (this.ydoc), stateVector))
           this.diffAck = this.acks.expect()
           // Awaited by join(), unless join already failed: never an unhandled rejection.
           this.diffAck.catch(() => {})
-        } else if (step === sync.messageYjsSyncStep2 && this.onStep2) {
-          Y.applyUpdate(/** @type {Y.Doc} */ (this.ydoc), payload, REMOTE)
-          this.onStep2(now())
-          this.onStep2 = null
-        } else {
-          this.options.on.update(payload)
-        }
+        })
         break
-      }
       case TYPE.AWARENESS:
         this.options.on.awareness(decoding.readVarUint8Array(decoder))
         break

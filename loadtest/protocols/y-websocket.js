@@ -1,9 +1,8 @@
 import * as decoding from 'lib0/decoding'
 import * as encoding from 'lib0/encoding'
 import * as sync from 'y-protocols/sync'
-import * as Y from 'yjs'
-import { now } from '../clock.js'
 import { openWebSocket } from './websocket.js'
+import { receiveSync } from './y-sync.js'
 
 // The y-websocket protocol, as y-websocket's WebsocketProvider speaks it: one WebSocket per
 // document (named by the URL path), messages of a varUint type (0 sync, 1 awareness) followed by a
@@ -14,7 +13,6 @@ import { openWebSocket } from './websocket.js'
 
 const MESSAGE_SYNC = 0
 const MESSAGE_AWARENESS = 1
-const REMOTE = 'remote'
 
 /** @type {import('./index.js').Protocol} */
 export const protocol = {
@@ -27,7 +25,7 @@ class YWebsocketConnection {
   /** @type {import('ws').WebSocket | null} */
   ws = null
   closing = false
-  /** @type {Y.Doc | null} */
+  /** @type {import('yjs').Doc | null} */
   ydoc = null
   /** @type {Uint8Array[]} messages that arrived before join() gave the document */
   early = []
@@ -50,7 +48,7 @@ class YWebsocketConnection {
     })
   }
 
-  /** @param {Y.Doc} ydoc */
+  /** @param {import('yjs').Doc} ydoc */
   async join (ydoc) {
     const applied = new Promise((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error('sync timed out')), this.options.timeoutMs)
@@ -99,19 +97,11 @@ class YWebsocketConnection {
       return
     }
     if (type !== MESSAGE_SYNC) return
-    const step = decoding.readVarUint(decoder)
-    const payload = decoding.readVarUint8Array(decoder)
-    if (step === sync.messageYjsSyncStep1) {
+    receiveSync(decoder, this, (stateVector) => {
       const encoder = encoding.createEncoder()
       encoding.writeVarUint(encoder, MESSAGE_SYNC)
-      sync.writeSyncStep2(encoder, /** @type {Y.Doc} */ (this.ydoc), payload)
+      sync.writeSyncStep2(encoder, /** @type {import('yjs').Doc} */ (this.ydoc), stateVector)
       this.ws?.send(encoding.toUint8Array(encoder))
-    } else if (step === sync.messageYjsSyncStep2 && this.onStep2) {
-      Y.applyUpdate(/** @type {Y.Doc} */ (this.ydoc), payload, REMOTE)
-      this.onStep2(now())
-      this.onStep2 = null
-    } else {
-      this.options.on.update(payload)
-    }
+    })
   }
 }
