@@ -18,10 +18,13 @@ import { createLogger } from './logger.js'
 import { createMetrics } from './metrics.js'
 import { admission } from './realtime/admission.js'
 import { createCluster } from './realtime/cluster.js'
+import { closeForEditors } from './realtime/editors.js'
+import { CLOSE_REASONS } from './protocol.js'
 import { createIo, handleConnections } from './realtime/io.js'
 import { dropSlowConsumers } from './realtime/slow-consumers.js'
 import { SessionService } from './sessions/session-service.js'
 import { openBackend } from './storage/backend.js'
+import { StorageHealth } from './storage/storage-health.js'
 
 /**
  * Builds a Tandem server: Express REST API, Socket.IO realtime and the stores behind them. Touches no
@@ -36,24 +39,27 @@ import { openBackend } from './storage/backend.js'
  */
 export async function createServer (config, deps = {}) {
   const logger = deps.logger ?? createLogger(config)
-  const backend = await openBackend(config, logger)
-  const corsOrigin = config.corsOrigin === '*' ? '*' : config.corsOrigin.split(',').map(origin => origin.trim())
-
-  const app = express()
-  const httpServer = http.createServer(app)
-  const io = createIo(httpServer, { config, corsOrigin, adapter: backend.adapter })
+  // The gauges are read at scrape time, once the parts they read exist.
   const metrics = createMetrics({
     worker: `${config.nodeName}/${process.env.NODE_APP_INSTANCE ?? '0'}`,
     connections: () => io.engine.clientsCount,
     documents: () => registry.size,
     editors: () => registry.editorTotal()
   })
+  const storageHealth = new StorageHealth(logger, metrics.storageErrors)
+  const backend = await openBackend(config, logger, storageHealth)
+  const corsOrigin = config.corsOrigin === '*' ? '*' : config.corsOrigin.split(',').map(origin => origin.trim())
+
+  const app = express()
+  const httpServer = http.createServer(app)
+  const io = createIo(httpServer, { config, corsOrigin, adapter: backend.adapter })
   const registry = new DocRegistry({
     store: backend.docStore,
     config,
     logger,
     metrics,
-    onStored: docId => cluster.docStored(docId)
+    onStored: docId => cluster.docStored(docId),
+    onInvalid: docId => closeForEditors(registry, docId, CLOSE_REASONS.RELOAD)
   })
   const cluster = createCluster(io, { enabled: backend.adapter !== undefined, roomSubscribed: backend.roomSubscribed, registry, metrics, logger })
   const sessions = new SessionService({ store: backend.sessionStore, docStore: backend.docStore, registry, cluster, config })
@@ -69,14 +75,14 @@ export async function createServer (config, deps = {}) {
   const stopWatchingConsumers = dropSlowConsumers(io, { maxBufferedBytes: config.maxBufferedBytes, metrics, audit })
 
   let closing = false
-  const isReady = () => !closing && backend.isReady()
+  const isReady = () => !closing && backend.isReady() && storageHealth.error === null
 
   app.set('trust proxy', config.trustProxy)
   app.use(helmet())
   app.use(requestLog(logger))
   app.use(cors({ origin: corsOrigin }))
   app.use(express.json({ limit: config.maxBodyBytes }))
-  app.use('/api', healthRoutes({ storage: backend.storage, broadcast: backend.broadcast, auth: access.enabled, isReady }))
+  app.use('/api', healthRoutes({ storage: backend.storage, broadcast: backend.broadcast, auth: access.enabled, isReady, storageError: () => storageHealth.error }))
   app.use('/api/sessions', rateLimited(limits.rest, audit), sessionsRoutes({
     sessions, registry, access, cluster, guards: apiGuards({ apiKey: config.apiKey, access, audit }), audit, config
   }))

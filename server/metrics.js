@@ -38,6 +38,7 @@ export function createMetrics ({ worker, ...gauges }) {
       buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       registers
     }),
+    storageErrors: new client.Counter({ name: 'tandem_storage_errors_total', help: 'Storage writes that failed (each one refused its updates with UNAVAILABLE)', registers }),
     compactions: new client.Counter({ name: 'tandem_compactions_total', help: 'Update logs compacted into a snapshot', registers }),
     mergedUpdates: new client.Histogram({
       name: 'tandem_broadcast_merged_updates',

@@ -26,10 +26,13 @@ export class DocRegistry {
    * @param {import('pino').Logger} deps.logger
    * @param {import('../metrics.js').Metrics} deps.metrics
    * @param {(docId: string) => void} [deps.onStored] called after each write of a document
+   * @param {(docId: string) => void} [deps.onInvalid] called when a document's memory can no longer
+   *   be trusted, before it is dropped: its editors must leave and rejoin
    */
-  constructor ({ store, config, logger, metrics, onStored = () => {} }) {
+  constructor ({ store, config, logger, metrics, onStored = () => {}, onInvalid = () => {} }) {
     this.store = store
     this.onStored = onStored
+    this.onInvalid = onInvalid
     this.config = config
     this.logger = logger
     this.metrics = metrics
@@ -110,6 +113,17 @@ export class DocRegistry {
   }
 
   /**
+   * Drops a document whose memory holds what storage does not (an update failed halfway through
+   * applying, or a write of it was refused): its editors are told to rejoin, and the next open
+   * reloads it from storage.
+   * @param {string} id
+   */
+  async invalidate (id) {
+    this.onInvalid(id)
+    await this.evict(id)
+  }
+
+  /**
    * Forgets a deleted document and deletes what is stored for it. Its editors must be detached first.
    * @param {string} id
    */
@@ -162,6 +176,9 @@ export class DocRegistry {
       store: this.store,
       stored,
       onStored: this.onStored,
+      onWriteFailed: () => {
+        this.invalidate(id).catch(err => this.logger.error({ err, doc: id }, 'dropping a document after a failed write failed'))
+      },
       compactAfterUpdates: this.config.compactAfterUpdates,
       logger: this.logger.child({ doc: id }),
       metrics: this.metrics

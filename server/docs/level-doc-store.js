@@ -21,13 +21,13 @@ export class LevelDocStore {
   #gathering = null
 
   /**
-   * @param {import('classic-level').ClassicLevel<string, Uint8Array>} db
+   * @param {import('../storage/level-guard.js').LevelGuard} guard the database; every write goes through it
    * @param {{ syncWrites: boolean }} options
    */
-  constructor (db, { syncWrites }) {
-    this.db = db
+  constructor (guard, { syncWrites }) {
+    this.guard = guard
     /** @type {import('abstract-level').AbstractSublevel<any, any, string, Uint8Array>} */
-    this.docs = db.sublevel('docs', { keyEncoding: 'utf8', valueEncoding: 'view' })
+    this.docs = guard.sublevel('docs', { valueEncoding: 'view' })
     /** @type {any} classic-level's own option, absent from abstract-level's types */
     this.writeOptions = { sync: syncWrites }
   }
@@ -81,7 +81,7 @@ export class LevelDocStore {
   #flush () {
     const { ops, waiters } = /** @type {Gathering} */ (this.#gathering)
     this.#gathering = null
-    this.docs.batch(ops, this.writeOptions).then(
+    this.guard.write(() => this.docs.batch(ops, this.writeOptions)).then(
       () => { for (const waiter of waiters) waiter.resolve() },
       (err) => { for (const waiter of waiters) waiter.reject(err) }
     )
@@ -94,18 +94,18 @@ export class LevelDocStore {
   async compact (docId, makeSnapshot) {
     // As the only writer, and called between appends, the snapshot covers every log entry.
     const { snapshot } = await makeSnapshot()
-    await this.docs.put(snapshotKey(docId), snapshot, this.writeOptions)
-    await this.docs.clear({ ...logRange(docId), ...this.writeOptions })
+    await this.guard.write(() => this.docs.put(snapshotKey(docId), snapshot, this.writeOptions))
+    await this.guard.write(() => this.docs.clear({ ...logRange(docId), ...this.writeOptions }))
     return true
   }
 
   /** @param {string} docId */
   async delete (docId) {
     const keys = await this.docs.keys(logRange(docId)).all()
-    await this.docs.batch([
+    await this.guard.write(() => this.docs.batch([
       ...keys.map(key => ({ type: /** @type {const} */ ('del'), key })),
       { type: 'del', key: snapshotKey(docId) }
-    ], this.writeOptions)
+    ], this.writeOptions))
     this.#nextSeq.delete(docId)
   }
 

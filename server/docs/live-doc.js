@@ -14,6 +14,12 @@ export const STORE_ORIGIN = Symbol('store')
  *
  * When the store is shared with other processes, `catchUp` reads what they stored since `position`;
  * a join waits for it, so every worker answers with the complete document.
+ *
+ * A failed write ends the document's life in memory: the Y.Doc holds the refused updates (they were
+ * applied before being written), and a later update that builds on them would pass every check and
+ * be stored without what it depends on, unreadable by any process that loads the document. So the
+ * refused batch and everything queued behind it are refused, nothing more is written or compacted
+ * from this copy, and `onWriteFailed` has the registry reload the document from storage.
  */
 export class LiveDoc {
   /** @type {Set<import('socket.io').Socket>} */
@@ -31,6 +37,8 @@ export class LiveDoc {
   #readAgain = false
   /** Stored size of the document (snapshot plus log), counting applied updates still being written. */
   bytes = 0
+  /** @type {unknown} the write failure that ended this copy, or null */
+  failed = null
 
   /**
    * @param {string} id
@@ -40,10 +48,11 @@ export class LiveDoc {
    * @param {import('./doc-store.js').StoredDoc} deps.stored what the document was loaded from
    * @param {number} deps.compactAfterUpdates
    * @param {(docId: string) => void} deps.onStored called after each successful write
+   * @param {(docId: string) => void} deps.onWriteFailed called once, when a write fails
    * @param {import('pino').Logger} deps.logger
    * @param {import('../metrics.js').Metrics} deps.metrics
    */
-  constructor (id, ydoc, { store, stored, compactAfterUpdates, onStored, logger, metrics }) {
+  constructor (id, ydoc, { store, stored, compactAfterUpdates, onStored, onWriteFailed, logger, metrics }) {
     this.id = id
     this.ydoc = ydoc
     this.store = store
@@ -52,6 +61,7 @@ export class LiveDoc {
     this.bytes = byteSum(stored.updates)
     this.compactAfterUpdates = compactAfterUpdates
     this.onStored = onStored
+    this.onWriteFailed = onWriteFailed
     this.logger = logger
     this.metrics = metrics
   }
@@ -62,6 +72,7 @@ export class LiveDoc {
    * @returns {Promise<void>}
    */
   persist (update) {
+    if (this.failed) return Promise.reject(this.failed)
     return new Promise((resolve, reject) => {
       this.#queue.push({ update, resolve, reject })
       if (this.#queue.length === 1) this.#exclusive(() => this.#writeQueued())
@@ -83,7 +94,7 @@ export class LiveDoc {
   /** Compacts the stored log into one snapshot once every pending write has landed. */
   flush () {
     return this.#exclusive(async () => {
-      if (this.#storedUpdates > 1) await this.#compact()
+      if (this.#storedUpdates > 1 && !this.failed) await this.#compact()
     })
   }
 
@@ -106,11 +117,18 @@ export class LiveDoc {
 
   async #writeQueued () {
     const batch = this.#queue.splice(0)
+    if (this.failed) {
+      for (const entry of batch) entry.reject(this.failed)
+      return
+    }
     let stored
     try {
       stored = await this.store.append(this.id, batch.map(entry => entry.update))
     } catch (err) {
-      for (const entry of batch) entry.reject(err)
+      this.failed = err
+      // Updates queued meanwhile build on the refused ones: they are refused too.
+      for (const entry of [...batch, ...this.#queue.splice(0)]) entry.reject(err)
+      this.onWriteFailed(this.id)
       return
     }
     this.#storedUpdates = stored.logLength ?? this.#storedUpdates + batch.length

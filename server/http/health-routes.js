@@ -5,17 +5,23 @@ const { version } = JSON.parse(readFileSync(new URL('../../package.json', import
 
 /**
  * `GET /api/health`: liveness plus readiness. Load balancers route to a process only while `ready`;
- * it answers 503 while storage is down or the process is shutting down. `auth: "off"` says that
- * anyone may join and edit (development without AUTH_SECRET).
- * @param {{ storage: string, broadcast: string, auth: boolean, isReady: () => boolean }} deps
+ * it answers 503 while storage is down, refuses writes (`status: "degraded"` with the storage
+ * error's code, until a write succeeds again) or the process is shutting down. `auth: "off"` says
+ * that anyone may join and edit (development without AUTH_SECRET).
+ * @param {{
+ *   storage: string, broadcast: string, auth: boolean, isReady: () => boolean,
+ *   storageError: () => import('../storage/storage-health.js').StorageError | null
+ * }} deps
  */
-export function healthRoutes ({ storage, broadcast, auth, isReady }) {
+export function healthRoutes ({ storage, broadcast, auth, isReady, storageError }) {
   const router = Router()
   router.get('/health', (req, res) => {
     const ready = isReady()
+    const error = storageError()
     res.status(ready ? 200 : 503).json({
-      status: ready ? 'ok' : 'unavailable',
+      status: ready ? 'ok' : error ? 'degraded' : 'unavailable',
       ready,
+      ...(error ? { storageError: error.code } : {}),
       version,
       uptime: Math.round(process.uptime()),
       storage,

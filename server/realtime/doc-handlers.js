@@ -1,8 +1,8 @@
 import * as Y from 'yjs'
 import { AppError } from '../errors.js'
-import { CLOSE_REASONS, EVENTS, ROLES } from '../protocol.js'
+import { EVENTS, ROLES } from '../protocol.js'
 import { checkUpdate } from '../docs/update-check.js'
-import { attach, closeForEditors, detach, membershipsOf } from './editors.js'
+import { attach, detach, membershipsOf } from './editors.js'
 import { relayOf } from './room-relay.js'
 import { binaryOf, docIdOf } from './payloads.js'
 import { refusal, withAck } from './with-ack.js'
@@ -163,8 +163,7 @@ export function registerDocHandlers (socket, ctx) {
       // Some updates decode cleanly yet throw halfway through integration, leaving part of them in
       // the live document. Nothing of it was relayed or stored: reload the document from storage.
       logger.warn({ err, doc: docId }, 'update failed to apply; reloading the document')
-      closeForEditors(registry, docId, CLOSE_REASONS.RELOAD)
-      registry.evict(docId).catch(evictErr => logger.error({ err: evictErr, doc: docId }, 'evict failed'))
+      registry.invalidate(docId).catch(evictErr => logger.error({ err: evictErr, doc: docId }, 'evict failed'))
       throw new AppError('INVALID_UPDATE', 'update could not be applied')
     }
     // In one process, peers get the update as soon as it is applied and the ACK waits for
@@ -179,7 +178,8 @@ export function registerDocHandlers (socket, ctx) {
     try {
       await doc.persist(update)
     } catch (err) {
-      logger.error({ err, doc: docId }, 'update could not be stored')
+      // Storage health logs the failure once per interval; the copy is being reloaded (LiveDoc).
+      logger.debug({ err, doc: docId }, 'update could not be stored')
       throw new AppError('UNAVAILABLE', 'the update could not be stored; retry')
     }
     if (doc.store.shared) await relay.update(update, socket)

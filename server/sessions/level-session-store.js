@@ -25,20 +25,24 @@
 
 /** @implements {SessionStore} */
 export class LevelSessionStore {
-  /** @param {import('classic-level').ClassicLevel<string, Uint8Array>} db @param {{ syncWrites: boolean }} options */
-  constructor (db, { syncWrites }) {
+  /**
+   * @param {import('../storage/level-guard.js').LevelGuard} guard the database; every write goes through it
+   * @param {{ syncWrites: boolean }} options
+   */
+  constructor (guard, { syncWrites }) {
+    this.guard = guard
     /** @type {import('abstract-level').AbstractSublevel<any, any, string, SessionRecord>} */
-    this.sessions = db.sublevel('sessions', { keyEncoding: 'utf8', valueEncoding: 'json' })
+    this.sessions = guard.sublevel('sessions', { valueEncoding: 'json' })
     // Keyed `<session>!<key>`: ids never contain `!`, so one range holds a session's revocations.
     /** @type {import('abstract-level').AbstractSublevel<any, any, string, number>} */
-    this.revoked = db.sublevel('revoked', { keyEncoding: 'utf8', valueEncoding: 'json' })
+    this.revoked = guard.sublevel('revoked', { valueEncoding: 'json' })
     /** @type {any} classic-level's own option, absent from abstract-level's types */
     this.writeOptions = { sync: syncWrites }
   }
 
   /** @param {SessionRecord} record */
   async put (record) {
-    await this.sessions.put(record.id, record, this.writeOptions)
+    await this.guard.write(() => this.sessions.put(record.id, record, this.writeOptions))
   }
 
   /** @param {string} id */
@@ -57,13 +61,13 @@ export class LevelSessionStore {
 
   /** @param {string} id */
   async delete (id) {
-    await this.sessions.del(id, this.writeOptions)
-    await this.revoked.clear({ gt: `${id}!`, lt: `${id}"` })
+    await this.guard.write(() => this.sessions.del(id, this.writeOptions))
+    await this.guard.write(() => this.revoked.clear({ gt: `${id}!`, lt: `${id}"` }))
   }
 
   /** @param {string} id @param {string} key @param {number} value */
   async revoke (id, key, value) {
-    await this.revoked.put(`${id}!${key}`, value, this.writeOptions)
+    await this.guard.write(() => this.revoked.put(`${id}!${key}`, value, this.writeOptions))
   }
 
   /** @param {string} id @param {string[]} keys */

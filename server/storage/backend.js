@@ -4,6 +4,7 @@ import { LevelDocStore } from '../docs/level-doc-store.js'
 import { RedisDocStore } from '../docs/redis-doc-store.js'
 import { LevelSessionStore } from '../sessions/level-session-store.js'
 import { RedisSessionStore } from '../sessions/redis-session-store.js'
+import { LevelGuard } from './level-guard.js'
 import { openLevel } from './level.js'
 import { closeRedis, connectRedis, isReady } from './redis.js'
 
@@ -32,19 +33,24 @@ const NOTHING_TO_WAIT_FOR = () => Promise.resolve()
  * sessions, documents and the Socket.IO adapter when REDIS_URL or REDIS_CLUSTER_NODES is set.
  * @param {import('../config.js').Config} config
  * @param {import('pino').Logger} logger
+ * @param {import('./storage-health.js').StorageHealth} health told of every failed write
  * @returns {Promise<Backend>}
  */
-export async function openBackend (config, logger) {
+export async function openBackend (config, logger, health) {
   if (!usesRedis(config)) {
     const db = await openLevel(config.dataDir)
+    const guard = new LevelGuard(db, { health, logger })
     return {
       storage: 'leveldb',
       broadcast: 'memory',
-      docStore: new LevelDocStore(db, config),
-      sessionStore: new LevelSessionStore(db, config),
+      docStore: new LevelDocStore(guard, config),
+      sessionStore: new LevelSessionStore(guard, config),
       roomSubscribed: NOTHING_TO_WAIT_FOR,
-      isReady: () => db.status === 'open',
-      close: () => db.close()
+      isReady: () => guard.ready,
+      close: async () => {
+        await guard.close()
+        await db.close()
+      }
     }
   }
 

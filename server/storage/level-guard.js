@@ -1,0 +1,109 @@
+import { AppError } from '../errors.js'
+
+// LevelDB keeps taking writes after one fails: a failed append can leave half a record in its log,
+// and it locks itself into an error state only after a failed sync. Records written after the half
+// one are dropped as corrupt the next time the database opens (after a crash, and after a clean
+// close too), so a write acknowledged then would be lost. Hence any failed write is fatal to the
+// handle: nothing more is written, and a write that completes after the failure is not trusted,
+// until the database has been closed and opened again, which recovers the log up to the failure.
+
+const REOPEN_MIN_MS = 100
+const REOPEN_MAX_MS = 5000
+
+export class LevelGuard {
+  /** @type {unknown} the failure the handle is in, until it reopens */
+  #fault = null
+  /** bumped on every failure: a write started before one is not trusted after it */
+  #epoch = 0
+  #closed = false
+  /** @type {Promise<void> | null} */
+  #reopening = null
+  /** @type {{ open: () => Promise<void> }[]} sublevels stay closed when their database reopens */
+  #sublevels = []
+
+  /**
+   * @param {import('classic-level').ClassicLevel<string, Uint8Array>} db
+   * @param {{ health: import('./storage-health.js').StorageHealth, logger: import('pino').Logger }} deps
+   */
+  constructor (db, { health, logger }) {
+    this.db = db
+    this.health = health
+    this.logger = logger
+  }
+
+  /**
+   * A sublevel of the database, opened again whenever the database is.
+   * @template V
+   * @param {string} name
+   * @param {{ valueEncoding: string }} options
+   * @returns {import('abstract-level').AbstractSublevel<any, any, string, V>}
+   */
+  sublevel (name, { valueEncoding }) {
+    const sublevel = this.db.sublevel(name, { keyEncoding: 'utf8', valueEncoding })
+    this.#sublevels.push(sublevel)
+    return /** @type {any} */ (sublevel)
+  }
+
+  /** Whether the handle is open and trusted. */
+  get ready () {
+    return this.#fault === null && this.db.status === 'open'
+  }
+
+  /**
+   * Runs one write; rejects UNAVAILABLE while the handle is failed or reopening.
+   * @template T
+   * @param {() => Promise<T>} write
+   * @returns {Promise<T>}
+   */
+  async write (write) {
+    if (this.#fault !== null) throw unavailable()
+    const epoch = this.#epoch
+    try {
+      const result = await write()
+      if (epoch !== this.#epoch) throw unavailable()
+      this.health.succeeded()
+      return result
+    } catch (err) {
+      if (epoch === this.#epoch) this.#failed(err)
+      throw err instanceof AppError ? err : unavailable()
+    }
+  }
+
+  /** Stops reopening; the database is closed by its owner. */
+  close () {
+    this.#closed = true
+    return this.#reopening ?? Promise.resolve()
+  }
+
+  /** @param {unknown} err */
+  #failed (err) {
+    this.#epoch++
+    this.health.failed(err)
+    if (this.#fault !== null) return
+    this.#fault = err
+    this.#reopening = this.#reopen().finally(() => { this.#reopening = null })
+  }
+
+  async #reopen () {
+    // Bounded by the process's life: it retries until the database opens or the server closes.
+    for (let attempt = 0; !this.#closed; attempt++) {
+      await new Promise(resolve => setTimeout(resolve, Math.min(REOPEN_MIN_MS * 2 ** attempt, REOPEN_MAX_MS)))
+      if (this.#closed) return
+      try {
+        await this.db.close()
+        await this.db.open()
+        for (const sublevel of this.#sublevels) await sublevel.open()
+        this.#fault = null
+        this.health.succeeded()
+        this.logger.warn({ attempt }, 'storage reopened after a failed write')
+        return
+      } catch (err) {
+        this.health.failed(err)
+      }
+    }
+  }
+}
+
+function unavailable () {
+  return new AppError('UNAVAILABLE', 'storage is not taking writes; retry')
+}

@@ -1,0 +1,86 @@
+import assert from 'node:assert/strict'
+import { join } from 'node:path'
+import { describe, it } from 'node:test'
+import { CLOSE_REASONS, EVENTS } from '../server/protocol.js'
+import { startChildServer } from './helpers/child-server.js'
+import { TestEditor } from './helpers/editor.js'
+import { deferrals, eventually } from './helpers/processes.js'
+import { api, contentOf, createSession } from './helpers/server.js'
+import { mountSmallDisk, smallDiskUnavailable } from './helpers/small-disk.js'
+
+// Storage that fails for a moment must never cost an acknowledged edit. These tests count losses in
+// what a fresh process reads from storage, never through a client, which would resync what the
+// server lost and hide it.
+
+/**
+ * Types `count` edits one after the other, each a unique token; returns the tokens acknowledged and
+ * the codes of the refusals. A refused edit is not sent again, as when a browser tab closes.
+ * @param {TestEditor} editor @param {string} doc @param {string} tag @param {number} count @param {number} [padding]
+ */
+async function type (editor, doc, tag, count, padding = 0) {
+  /** @type {string[]} */
+  const acked = []
+  /** @type {string[]} */
+  const refused = []
+  for (let i = 0; i < count; i++) {
+    const token = `<${tag}${i}>`
+    const reply = await editor.insert(doc, editor.text(doc).length, token + '.'.repeat(padding))
+    if (reply.ok) acked.push(token)
+    else refused.push(reply.error.code)
+  }
+  return { acked, refused }
+}
+
+describe('storage failure: an acknowledged edit survives a full disk', { skip: await smallDiskUnavailable() }, () => {
+  it('keeps every acknowledged edit readable after the disk fills, frees, and the process is killed', async (t) => {
+    const defer = deferrals(t)
+    const disk = await mountSmallDisk(8)
+    defer(() => disk.remove())
+    const env = { DATA_DIR: join(disk.dir, 'data'), UPDATES_PER_SECOND: '0' }
+    let server = await startChildServer(env)
+    defer(() => server.stop('SIGKILL'))
+    const session = await createSession(server.url)
+    const alice = new TestEditor(server.url)
+    defer(() => alice.close())
+    await alice.join(session.id)
+
+    const before = await type(alice, session.id, 'a', 20)
+    assert.equal(before.acked.length, 20)
+
+    await disk.fill()
+
+    const full = await type(alice, session.id, 'b', 30, 3000)
+    assert.ok(full.refused.length > 0, 'a full disk refuses edits')
+    // The first refusal drops the document's copy (it holds the refused edit) and its editors: the
+    // later ones are refused as not joined.
+    assert.equal(full.refused[0], 'UNAVAILABLE')
+    assert.ok(full.refused.every(code => code === 'UNAVAILABLE' || code === 'NOT_JOINED'), `refused with ${full.refused}`)
+
+    const unhealthy = await api(server.url, '/api/health')
+    assert.equal(unhealthy.status, 503, 'a process that cannot store reports itself not ready')
+
+    await disk.free()
+    await eventually(async () => (await api(server.url, '/api/health')).status === 200, { what: 'healthy once space is back' })
+    // The document was reloaded from storage: its editors are told to rejoin. The same editor then
+    // goes on typing on a copy that holds the edits it was refused without sending them again: each
+    // later edit is refused OUT_OF_SYNC (it builds on them), or acknowledged and then readable.
+    assert.ok(alice.received.some(({ event, payload }) => event === EVENTS.CLOSED && payload.reason === CLOSE_REASONS.RELOAD))
+    await eventually(async () => (await alice.join(session.id)).ok, { what: 'rejoined' })
+    const after = await type(alice, session.id, 'c', 30)
+    assert.deepEqual(new Set(after.refused), new Set(['OUT_OF_SYNC']), 'later edits build on the refused ones')
+
+    // A new editor is served as before, with no restart.
+    const bob = new TestEditor(server.url)
+    defer(() => bob.close())
+    await bob.join(session.id)
+    const fresh = await type(bob, session.id, 'd', 10)
+    assert.equal(fresh.acked.length, 10)
+
+    await server.stop('SIGKILL')
+    server = await startChildServer(env)
+    const text = await contentOf(server.url, session.id)
+    const acked = [...before.acked, ...full.acked, ...after.acked, ...fresh.acked]
+    const lost = acked.filter(token => !text.includes(token))
+    assert.deepEqual(lost, [], `${lost.length} of ${acked.length} acknowledged edits are not in storage`)
+  })
+})
