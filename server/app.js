@@ -19,6 +19,7 @@ import { createMetrics } from './metrics.js'
 import { admission } from './realtime/admission.js'
 import { createCluster } from './realtime/cluster.js'
 import { closeForEditors } from './realtime/editors.js'
+import { relayOf } from './realtime/room-relay.js'
 import { CLOSE_REASONS } from './protocol.js'
 import { createIo, handleConnections } from './realtime/io.js'
 import { dropSlowConsumers } from './realtime/slow-consumers.js'
@@ -53,15 +54,17 @@ export async function createServer (config, deps = {}) {
   const app = express()
   const httpServer = http.createServer(app)
   const io = createIo(httpServer, { config, corsOrigin, adapter: backend.adapter })
+  const relayOptions = { awarenessIntervalMs: config.awarenessIntervalMs, fanOutSpacing: config.fanOutSpacing, metrics }
   const registry = new DocRegistry({
     store: backend.docStore,
     config,
     logger,
     metrics,
-    onStored: docId => cluster.docStored(docId),
-    onInvalid: docId => closeForEditors(registry, docId, CLOSE_REASONS.RELOAD)
+    feed: backend.feed,
+    onInvalid: docId => closeForEditors(registry, docId, CLOSE_REASONS.RELOAD),
+    onRemoteUpdate: (doc, update) => relayOf(doc, io.of('/'), relayOptions).update(update)
   })
-  const cluster = createCluster(io, { enabled: backend.adapter !== undefined, roomSubscribed: backend.roomSubscribed, registry, metrics, logger })
+  const cluster = createCluster(io, { enabled: backend.adapter !== undefined, feed: backend.feed, registry, metrics, logger })
   const sessions = new SessionService({ store: backend.sessionStore, docStore: backend.docStore, registry, cluster, config })
   const access = new Access({ config, store: backend.sessionStore })
   const limits = createLimits(config, backend.limitStore)
@@ -71,7 +74,7 @@ export async function createServer (config, deps = {}) {
     logger.warn('AUTH IS OFF: no AUTH_SECRET is set, so anyone who can reach this server can join and edit any session. Set AUTH_SECRET and API_KEY before exposing it.')
   }
   io.use(admission({ config, limits, access, clientIpOf: ipOf, audit }))
-  handleConnections(io, { registry, sessions, cluster, config, metrics, logger, access, limits, audit, clientIpOf: ipOf })
+  handleConnections(io, { registry, sessions, cluster, config, metrics, logger, access, limits, audit, relayOptions, clientIpOf: ipOf })
   const stopWatchingConsumers = dropSlowConsumers(io, { maxBufferedBytes: config.maxBufferedBytes, metrics, audit })
 
   let closing = false
@@ -138,6 +141,7 @@ export async function createServer (config, deps = {}) {
         httpServer.closeIdleConnections()
         await ioClosed.catch(() => {})
         await registry.closeAll()
+        cluster.close()
         await backend.close()
       })()
       return closed

@@ -212,7 +212,10 @@ describe('Redis failures', { skip: missing('redis-server') }, () => {
     await redis.start()
     await eventually(async () => (await api(a.url, '/api/health')).body.ready && (await api(b.url, '/api/health')).body.ready,
       { what: 'ready after Redis returns' })
-    // The client kept the refused update; resending it now lands it.
+    // The refused update left the server's copy with the document reloaded from Redis: its editors
+    // were told to rejoin. The client kept the update; rejoining and sending it now lands it.
+    assert.ok(alice.received.some(({ event, payload }) => event === EVENTS.CLOSED && payload.reason === 'reload'))
+    await eventually(async () => (await alice.join(session.id)).ok, { what: 'rejoined' })
     const missing = Y.encodeStateAsUpdate(alice.ydoc(session.id), Y.encodeStateVector(bob.ydoc(session.id)))
     assert.deepEqual(await alice.request(EVENTS.UPDATE, { doc: session.id, update: missing }), { ok: true })
     await eventually(async () => (await contentOf(b.url, session.id)).endsWith('<offline>'), { what: 'pending edit landed' })

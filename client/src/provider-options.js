@@ -10,6 +10,8 @@ import { DOC_ID_PATTERN } from '../../server/protocol.js'
  * @property {number} [ackTimeoutMs] how long to wait for an ACK before sending again, in ms. Default 10000.
  * @property {number} [retryDelayMs] first delay before retrying a retryable refusal, in ms; doubles per attempt. Default 500.
  * @property {number} [maxRetryDelayMs] cap on that delay, in ms. Default 30000.
+ * @property {number} [missingGraceMs] how long the document may hold updates it cannot integrate (they
+ *   build on one that has not arrived) before the provider rejoins to fetch what it lacks, in ms. Default 1000.
  */
 
 export const DEFAULT_OPTIONS = Object.freeze({
@@ -18,7 +20,10 @@ export const DEFAULT_OPTIONS = Object.freeze({
   // Well above the server's group-commit wait, so a slow disk does not cause needless resends.
   ackTimeoutMs: 10_000,
   retryDelayMs: 500,
-  maxRetryDelayMs: 30_000
+  maxRetryDelayMs: 30_000,
+  // An update that arrives before the one it builds on is normally followed by it within a turn or
+  // two; one that stays missing for this long was lost on the way.
+  missingGraceMs: 1000
 })
 
 /**
@@ -32,7 +37,7 @@ export function providerOptions (serverUrl, docId, options) {
   if (typeof serverUrl !== 'string' || serverUrl === '') throw new TypeError('serverUrl must be a URL string')
   if (typeof docId !== 'string' || !DOC_ID_PATTERN.test(docId)) throw new TypeError(`docId must match ${DOC_ID_PATTERN}`)
   const merged = { ...DEFAULT_OPTIONS, ...options }
-  for (const name of /** @type {const} */ (['ackTimeoutMs', 'retryDelayMs', 'maxRetryDelayMs'])) {
+  for (const name of /** @type {const} */ (['ackTimeoutMs', 'retryDelayMs', 'maxRetryDelayMs', 'missingGraceMs'])) {
     const value = merged[name]
     if (!Number.isFinite(value) || value <= 0) throw new TypeError(`${name} must be a positive number of milliseconds`)
   }

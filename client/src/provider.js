@@ -70,6 +70,8 @@ export class SocketIOProvider extends ObservableV2 {
   /** @type {ReturnType<typeof setTimeout> | undefined} */
   #retryTimer
   #retryAttempt = 0
+  /** @type {ReturnType<typeof setTimeout> | undefined} */
+  #missingTimer
   #ownsSocket
   #ownsAwareness
   #awarenessSync
@@ -112,9 +114,12 @@ export class SocketIOProvider extends ObservableV2 {
     return this.#status
   }
 
-  /** Whether the document holds everything the server had when it was last joined. */
+  /**
+   * Whether the document holds everything the server had when it was last joined, and nothing it
+   * cannot integrate (an update whose predecessor never arrived).
+   */
   get synced () {
-    return this.#synced
+    return this.#synced && !holdsMissing(this.doc)
   }
 
   /** Local updates the server has not acknowledged (so not yet stored). */
@@ -219,8 +224,25 @@ export class SocketIOProvider extends ObservableV2 {
     this.#countChanged()
     this.#resend()
     this.#awarenessSync.joined(new Uint8Array(reply.awareness))
-    this.#setSynced(true)
+    this.#setSynced(!holdsMissing(this.doc))
     this.#setStatus(STATUS.CONNECTED)
+    this.#watchMissing()
+  }
+
+  /**
+   * An update that builds on one this document lacks is held back by Yjs, invisible. The server
+   * sends every update in order, so the missing one was lost on the way (a dropped connection
+   * between servers): if it has not arrived within `missingGraceMs`, rejoin, which sends the whole
+   * difference from the server.
+   */
+  #watchMissing () {
+    if (this.#missingTimer || !holdsMissing(this.doc)) return
+    this.#missingTimer = setTimeout(() => {
+      this.#missingTimer = undefined
+      if (this.#membership !== JOINED || !holdsMissing(this.doc)) return
+      this.#setSynced(false)
+      this.#rejoin(this.#retryAttempt > 0)
+    }, this.options.missingGraceMs)
   }
 
   /**
@@ -342,6 +364,8 @@ export class SocketIOProvider extends ObservableV2 {
     this.#membershipEpoch++
     clearTimeout(this.#retryTimer)
     this.#retryTimer = undefined
+    clearTimeout(this.#missingTimer)
+    this.#missingTimer = undefined
     this.#setSynced(false)
     this.#awarenessSync.left()
   }
@@ -366,7 +390,9 @@ export class SocketIOProvider extends ObservableV2 {
 
   /** @param {{ doc: string, update: Uint8Array }} payload */
   #onRemoteUpdate = ({ doc, update }) => {
-    if (doc === this.docId) Y.applyUpdate(this.doc, new Uint8Array(update), this)
+    if (doc !== this.docId) return
+    Y.applyUpdate(this.doc, new Uint8Array(update), this)
+    this.#watchMissing()
   }
 
   /** @param {{ doc: string, update: Uint8Array }} payload */
@@ -423,4 +449,9 @@ export class SocketIOProvider extends ObservableV2 {
     this.#lastCount = number
     this.emit('unsyncedChanges', [{ number }])
   }
+}
+
+/** Whether Yjs holds updates of `ydoc` back because what they build on has not arrived. @param {Y.Doc} ydoc */
+function holdsMissing (ydoc) {
+  return ydoc.store.pendingStructs !== null || ydoc.store.pendingDs !== null
 }

@@ -25,14 +25,18 @@ export class DocRegistry {
    * @param {{ docIdleMs: number, compactAfterUpdates: number }} deps.config
    * @param {import('pino').Logger} deps.logger
    * @param {import('../metrics.js').Metrics} deps.metrics
-   * @param {(docId: string) => void} [deps.onStored] called after each write of a document
+   * @param {import('./redis-doc-feed.js').RedisDocFeed} [deps.feed] how processes sharing the store
+   *   tell each other of writes; a loaded document is subscribed to it
    * @param {(docId: string) => void} [deps.onInvalid] called when a document's memory can no longer
    *   be trusted, before it is dropped: its editors must leave and rejoin
+   * @param {(doc: LiveDoc, update: Uint8Array) => void} [deps.onRemoteUpdate] called with what
+   *   another process stored that a loaded copy lacked
    */
-  constructor ({ store, config, logger, metrics, onStored = () => {}, onInvalid = () => {} }) {
+  constructor ({ store, config, logger, metrics, feed, onInvalid = () => {}, onRemoteUpdate = () => {} }) {
     this.store = store
-    this.onStored = onStored
+    this.feed = feed
     this.onInvalid = onInvalid
+    this.onRemoteUpdate = onRemoteUpdate
     this.config = config
     this.logger = logger
     this.metrics = metrics
@@ -46,6 +50,11 @@ export class DocRegistry {
   /** @param {string} id */
   editorCount (id) {
     return this.#docs.get(id)?.sockets.size ?? 0
+  }
+
+  /** The documents loaded here. */
+  loaded () {
+    return this.#docs.values()
   }
 
   get size () {
@@ -157,6 +166,8 @@ export class DocRegistry {
     const ydoc = new Y.Doc()
     let stored
     try {
+      // Subscribed before the read: a write stored after it arrives as a message.
+      await this.feed?.subscribe(id)
       stored = await this.store.load(id)
       // One transaction over the stored updates: 10,000 keystrokes load in ~50 ms this way, while
       // Y.mergeUpdates on the same log takes over a second.
@@ -165,17 +176,20 @@ export class DocRegistry {
       }, STORE_ORIGIN)
     } catch (err) {
       ydoc.destroy()
+      this.feed?.unsubscribe(id)
       this.logger.error({ err, doc: id }, 'document failed to load')
       throw new AppError('UNAVAILABLE', 'document could not be loaded; retry later')
     }
     if (this.#deleted.has(id)) {
       ydoc.destroy()
+      this.feed?.unsubscribe(id)
       throw new AppError('NOT_FOUND', `session ${id} was deleted`)
     }
     const doc = new LiveDoc(id, ydoc, {
       store: this.store,
       stored,
-      onStored: this.onStored,
+      feed: this.feed,
+      onRemoteUpdate: this.onRemoteUpdate,
       onWriteFailed: () => {
         this.invalidate(id).catch(err => this.logger.error({ err, doc: id }, 'dropping a document after a failed write failed'))
       },
@@ -210,5 +224,6 @@ export class DocRegistry {
   #forget (doc) {
     clearTimeout(doc.idleTimer)
     this.#docs.delete(doc.id)
+    this.feed?.unsubscribe(doc.id)
   }
 }

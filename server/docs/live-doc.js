@@ -1,5 +1,6 @@
 import * as Y from 'yjs'
 import { AwarenessStates } from './awareness-states.js'
+import { compareIds } from './stream-ids.js'
 
 /** Origin of updates read back from the store, so nothing mistakes them for a client's. */
 export const STORE_ORIGIN = Symbol('store')
@@ -12,8 +13,11 @@ export const STORE_ORIGIN = Symbol('store')
  * the next one, so a busy document costs one storage round trip per batch rather than per update.
  * Appends and compactions run one at a time, which is the ordering the DocStore contract asks for.
  *
- * When the store is shared with other processes, `catchUp` reads what they stored since `position`;
- * a join waits for it, so every worker answers with the complete document.
+ * When the store is shared with other processes, the copy follows the stored log: `receive` applies
+ * what other processes publish as they store it (redis-doc-feed.js), and `catchUp` reads the log
+ * from `position` whenever a message was missed, and before every join, so every worker answers with
+ * the complete document. Whatever either brings that the copy lacked goes to this process's editors
+ * (`onRemoteUpdate`): an update whose message was lost reaches them from the log.
  *
  * A failed write ends the document's life in memory: the Y.Doc holds the refused updates (they were
  * applied before being written), and a later update that builds on them would pass every check and
@@ -39,6 +43,8 @@ export class LiveDoc {
   bytes = 0
   /** @type {unknown} the write failure that ended this copy, or null */
   failed = null
+  /** @type {Map<string, string>} this process's own writes in a shared log: position before → last entry */
+  #ownSpans = new Map()
 
   /**
    * @param {string} id
@@ -47,12 +53,14 @@ export class LiveDoc {
    * @param {import('./doc-store.js').DocStore} deps.store
    * @param {import('./doc-store.js').StoredDoc} deps.stored what the document was loaded from
    * @param {number} deps.compactAfterUpdates
-   * @param {(docId: string) => void} deps.onStored called after each successful write
    * @param {(docId: string) => void} deps.onWriteFailed called once, when a write fails
+   * @param {(doc: LiveDoc, update: Uint8Array) => void} deps.onRemoteUpdate called with what another
+   *   process stored that this copy lacked, to send to this process's editors
+   * @param {import('./redis-doc-feed.js').RedisDocFeed} [deps.feed] where a shared store's writes are published
    * @param {import('pino').Logger} deps.logger
    * @param {import('../metrics.js').Metrics} deps.metrics
    */
-  constructor (id, ydoc, { store, stored, compactAfterUpdates, onStored, onWriteFailed, logger, metrics }) {
+  constructor (id, ydoc, { store, stored, compactAfterUpdates, onWriteFailed, onRemoteUpdate, feed, logger, metrics }) {
     this.id = id
     this.ydoc = ydoc
     this.store = store
@@ -60,8 +68,9 @@ export class LiveDoc {
     this.#storedUpdates = stored.updates.length
     this.bytes = byteSum(stored.updates)
     this.compactAfterUpdates = compactAfterUpdates
-    this.onStored = onStored
     this.onWriteFailed = onWriteFailed
+    this.onRemoteUpdate = onRemoteUpdate
+    this.feed = feed
     this.logger = logger
     this.metrics = metrics
   }
@@ -103,15 +112,67 @@ export class LiveDoc {
     return this.#exclusive(async () => {})
   }
 
+  /**
+   * A write another process published: applied when it follows on from `position`, else the log is
+   * read from there (a message was missed, or this one was read already).
+   * @param {import('./redis-doc-feed.js').FeedMessage} message
+   */
+  receive ({ prev, last, updates }) {
+    if (compareIds(last, /** @type {string} */ (this.position)) <= 0) return
+    if (prev !== this.position || this.#reading) {
+      this.catchUp().catch(err => this.logger.debug({ err }, 'catch-up after a missed message failed'))
+      return
+    }
+    this.#integrate(updates)
+    this.#advance(last)
+  }
+
   async #readLoop () {
     while (this.#readAgain) {
       this.#readAgain = false
       const { updates, position } = await this.store.readSince(this.id, this.position)
+      this.#integrate(updates)
+      this.#advance(position)
+    }
+  }
+
+  /**
+   * Applies stored updates as one transaction; what they held that the copy lacked goes to the
+   * editors in this process.
+   * @param {Uint8Array[]} updates
+   */
+  #integrate (updates) {
+    if (updates.length === 0) return
+    /** @type {Uint8Array | null} */
+    let news = null
+    const capture = (/** @type {Uint8Array} */ update) => { news = update }
+    this.ydoc.on('update', capture)
+    try {
       Y.transact(this.ydoc, () => {
         for (const update of updates) Y.applyUpdate(this.ydoc, update, STORE_ORIGIN)
       }, STORE_ORIGIN)
-      this.position = position
-      this.bytes += byteSum(updates)
+    } finally {
+      this.ydoc.off('update', capture)
+    }
+    this.bytes += byteSum(updates)
+    if (news) this.onRemoteUpdate(this, news)
+  }
+
+  /**
+   * Moves `position` forward (never back: a message may have moved it past what a read returns),
+   * then past this process's own writes that follow on from it, which the copy already holds.
+   * @param {string | null} position
+   */
+  #advance (position) {
+    if (position === null || (this.position !== null && compareIds(position, this.position) <= 0)) return
+    this.position = position
+    let next
+    while ((next = this.#ownSpans.get(this.position)) !== undefined) {
+      this.#ownSpans.delete(this.position)
+      this.position = next
+    }
+    for (const prev of this.#ownSpans.keys()) {
+      if (compareIds(prev, this.position) < 0) this.#ownSpans.delete(prev)
     }
   }
 
@@ -132,11 +193,26 @@ export class LiveDoc {
       return
     }
     this.#storedUpdates = stored.logLength ?? this.#storedUpdates + batch.length
+    if (stored.span) this.#stored(stored.span, batch.map(entry => entry.update))
     for (const entry of batch) entry.resolve()
-    this.onStored(this.id)
     if (this.#storedUpdates >= this.compactAfterUpdates) {
       // The updates are already durable in the log; a failed compaction only postpones the next one.
       await this.#compact().catch(err => this.logger.warn({ err }, 'compaction failed'))
+    }
+  }
+
+  /**
+   * Tells other processes of a write to the shared log, and moves past it if it follows on from
+   * `position`; else it is passed once the entries before it have been read.
+   * @param {{ prev: string, last: string }} span
+   * @param {Uint8Array[]} updates
+   */
+  #stored ({ prev, last }, updates) {
+    this.feed?.publish(this.id, { prev, last, updates })
+    if (prev === this.position) {
+      this.#advance(last)
+    } else {
+      this.#ownSpans.set(prev, last)
     }
   }
 

@@ -1,5 +1,6 @@
 import { AppError } from '../errors.js'
 import { execMulti } from '../storage/redis.js'
+import { compareIds } from './stream-ids.js'
 
 // Documents in Redis, after y-redis: per document a Stream (`…:log`) holding the ordered, durable
 // update log, and a hash (`…:snap`) holding a snapshot and the stream id it covers. Every key of a
@@ -25,6 +26,17 @@ redis.call('XTRIM', KEYS[2], 'MINID', ms .. '-' .. (tonumber(seq) + 1))
 return 1
 `
 
+// Appends updates and returns the entry before them, the last of them and the log's length: the
+// feed (redis-doc-feed.js) tells other processes which span of the stream a write covers. With
+// the log trimmed empty, the entry before is the one the snapshot covers.
+const APPEND_SCRIPT = `
+local newest = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
+local prev = newest[1] and newest[1][1] or redis.call('HGET', KEYS[2], 'position') or '0-0'
+local last
+for i = 1, #ARGV do last = redis.call('XADD', KEYS[1], '*', 'u', ARGV[i]) end
+return { prev, last, redis.call('XLEN', KEYS[1]) }
+`
+
 const UNLOCK_SCRIPT = `
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0
@@ -45,6 +57,7 @@ export class RedisDocStore {
     this.client = client
     this.waitAof = waitAof
     client.defineCommand('tandemCompact', { numberOfKeys: 2, lua: COMPACT_SCRIPT })
+    client.defineCommand('tandemAppend', { numberOfKeys: 2, lua: APPEND_SCRIPT })
     client.defineCommand('tandemUnlock', { numberOfKeys: 1, lua: UNLOCK_SCRIPT })
   }
 
@@ -81,13 +94,11 @@ export class RedisDocStore {
 
   /** @param {string} docId @param {Uint8Array[]} updates */
   async append (docId, updates) {
-    const { log } = keysOf(docId)
-    const multi = this.client.multi()
-    for (const update of updates) multi.xadd(log, '*', 'u', Buffer.from(update.buffer, update.byteOffset, update.byteLength))
-    multi.xlen(log)
-    const replies = await execMulti(multi)
+    const keys = keysOf(docId)
+    const buffers = updates.map(update => Buffer.from(update.buffer, update.byteOffset, update.byteLength))
+    const [prev, last, logLength] = await /** @type {any} */ (this.client).tandemAppend(keys.log, keys.snap, ...buffers)
     if (this.waitAof) await this.#waitAof()
-    return { logLength: /** @type {number} */ (replies[replies.length - 1]) }
+    return { logLength, span: { prev: String(prev), last: String(last) } }
   }
 
   /**
@@ -125,11 +136,4 @@ export class RedisDocStore {
 function keysOf (docId) {
   const tag = `tandem:{doc:${docId}}`
   return { log: `${tag}:log`, snap: `${tag}:snap`, lock: `${tag}:lock` }
-}
-
-/** Stream ids `ms-seq`, compared as numbers. @param {string} a @param {string} b */
-export function compareIds (a, b) {
-  const [am, as] = a.split('-').map(Number)
-  const [bm, bs] = b.split('-').map(Number)
-  return am - bm || as - bs
 }

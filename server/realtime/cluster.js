@@ -1,17 +1,20 @@
 import client from 'prom-client'
 import { CLOSE_REASONS } from '../protocol.js'
 import { closeForEditors, closeForHolders } from './editors.js'
-import { roomOf } from './room-relay.js'
 
-// What the processes of a cluster tell each other. They go through the Socket.IO adapter's
-// server-side events, which relay small control messages; document contents never travel this way
-// (they live in the store). In a single process every call here is answered locally.
+// What the processes of a cluster tell each other. Control messages go through the Socket.IO
+// adapter's server-side events; document contents never travel that way: they live in the store,
+// and each write is announced on the document's own feed (docs/redis-doc-feed.js). In a single
+// process every call here is answered locally.
 
-/** Delay, and so the longest a worker's copy of a busy document lags behind the stream, in ms. */
-const NOTIFY_INTERVAL_MS = 50
+/**
+ * How often a process reads the log of each document its editors hold, in ms: a write whose feed
+ * message was lost and that no later message reveals (the last keystroke before a pause, a process
+ * killed between storing and publishing) reaches them within this.
+ */
+const SWEEP_INTERVAL_MS = 5000
 
 const CLUSTER_EVENTS = Object.freeze({
-  DOC_STORED: 'tandem:doc-stored',
   SESSION_DELETED: 'tandem:session-deleted',
   ACCESS_REVOKED: 'tandem:access-revoked',
   EDITOR_COUNTS: 'tandem:editor-counts',
@@ -22,22 +25,31 @@ const CLUSTER_EVENTS = Object.freeze({
  * @param {import('socket.io').Server} io
  * @param {object} deps
  * @param {boolean} deps.enabled whether other processes share the adapter
- * @param {(room: string) => Promise<void>} deps.roomSubscribed the backend's (see storage/backend.js)
+ * @param {import('../docs/redis-doc-feed.js').RedisDocFeed} [deps.feed] the backend's, when shared
  * @param {import('../docs/doc-registry.js').DocRegistry} deps.registry
  * @param {import('../metrics.js').Metrics} deps.metrics
  * @param {import('pino').Logger} deps.logger
  */
-export function createCluster (io, { enabled, roomSubscribed, registry, metrics, logger }) {
-  /** @type {Set<string>} documents with a doc-stored notice waiting to go out */
-  const notifying = new Set()
+export function createCluster (io, { enabled, feed, registry, metrics, logger }) {
   /** @param {string[]} docIds */
   const localCounts = docIds => docIds.map(id => registry.editorCount(id))
+  /** @param {import('../docs/live-doc.js').LiveDoc} doc */
+  const catchUp = doc => doc.catchUp().catch(err => logger.debug({ err, doc: doc.id }, 'catch-up failed'))
+  /** @type {NodeJS.Timeout | undefined} */
+  let sweep
+
+  if (feed) {
+    feed.onMessage = (docId, message) => registry.get(docId)?.receive(message)
+    // Messages published while the subscriber was away are lost: read every log held here.
+    feed.onReconnected = () => {
+      for (const doc of registry.loaded()) catchUp(doc)
+    }
+    sweep = setInterval(() => {
+      for (const doc of registry.loaded()) if (doc.sockets.size > 0) catchUp(doc)
+    }, SWEEP_INTERVAL_MS).unref()
+  }
 
   if (enabled) {
-    io.on(CLUSTER_EVENTS.DOC_STORED, (/** @type {string} */ docId) => {
-      // Another process stored an update: keep our copy current while we hold the document.
-      registry.get(docId)?.catchUp().catch(err => logger.debug({ err, doc: docId }, 'catch-up failed'))
-    })
     io.on(CLUSTER_EVENTS.SESSION_DELETED, (/** @type {string} */ docId) => {
       closeForEditors(registry, docId, CLOSE_REASONS.DELETED)
       registry.discard(docId).catch(err => logger.warn({ err, doc: docId }, 'discard failed'))
@@ -72,28 +84,13 @@ export function createCluster (io, { enabled, roomSubscribed, registry, metrics,
 
   return {
     /**
-     * Resolves once what other processes broadcast to a document's room reaches this process. A
-     * joiner's state is read after this: an update broadcast earlier is already stored (see the
-     * update handler), one broadcast later reaches the joiner.
+     * Resolves once the writes other processes publish for a document reach this process; rejects
+     * at once while the subscriber is disconnected. A joiner's state is read after this: a write
+     * stored earlier is in the log, one stored later arrives as a message.
      * @param {string} docId
      */
-    roomSubscribed (docId) {
-      return roomSubscribed(roomOf(docId))
-    },
-
-    /**
-     * Tells the other processes that a document has new stored updates, at most once per
-     * NOTIFY_INTERVAL_MS per document: a busy document would otherwise cost every worker a stream
-     * read per write. Joins never depend on it; they read the stream themselves.
-     * @param {string} docId
-     */
-    docStored (docId) {
-      if (!enabled || notifying.has(docId)) return
-      notifying.add(docId)
-      setTimeout(() => {
-        notifying.delete(docId)
-        io.serverSideEmit(CLUSTER_EVENTS.DOC_STORED, docId)
-      }, NOTIFY_INTERVAL_MS).unref()
+    async docSubscribed (docId) {
+      await feed?.subscribe(docId)
     },
 
     /** Closes a deleted session for its editors in every process. @param {string} docId */
@@ -124,6 +121,10 @@ export function createCluster (io, { enabled, roomSubscribed, registry, metrics,
         if (Array.isArray(answer)) answer.forEach((count, i) => { counts[i] += Number(count) || 0 })
       }
       return counts
+    },
+
+    close () {
+      clearInterval(sweep)
     },
 
     /** Prometheus text of every process, each series labelled with its `worker`. */

@@ -24,6 +24,7 @@ import { connectionLimits } from '../limits/limits.js'
  * @property {import('../auth/access.js').Access} access
  * @property {import('../limits/limits.js').Limits} limits
  * @property {import('../audit.js').Audit} audit
+ * @property {import('./room-relay.js').RelayOptions} relayOptions
  * @property {(req: import('node:http').IncomingMessage) => string} clientIpOf
  */
 
@@ -45,7 +46,7 @@ export function registerDocHandlers (socket, ctx) {
   const deps = { metrics, logger, onRefused: auditRefusal }
   const memberships = membershipsOf(socket)
   const rates = connectionLimits(config)
-  const relayOptions = { awarenessIntervalMs: config.awarenessIntervalMs, fanOutSpacing: config.fanOutSpacing, metrics }
+  const { relayOptions } = ctx
 
   socket.on(EVENTS.JOIN, withAck(EVENTS.JOIN, async (payload) => {
     const docId = docIdOf(payload)
@@ -102,7 +103,7 @@ export function registerDocHandlers (socket, ctx) {
       throw roomFull(docId, session.maxEditors)
     }
     try {
-      await cluster.roomSubscribed(docId)
+      await cluster.docSubscribed(docId)
       await catchUp(doc)
     } catch (err) {
       detach(socket, docId, registry)
@@ -166,15 +167,10 @@ export function registerDocHandlers (socket, ctx) {
       registry.invalidate(docId).catch(evictErr => logger.error({ err: evictErr, doc: docId }, 'evict failed'))
       throw new AppError('INVALID_UPDATE', 'update could not be applied')
     }
-    // In one process, peers get the update as soon as it is applied and the ACK waits for
-    // durability (a peer may see an edit a crash then loses; it syncs it back on its next join).
-    // With a shared store the broadcast waits for the write: a joiner on another process reads the
-    // store once subscribed to the room, so an update broadcast before that must already be stored.
-    // And the ACK waits for the broadcast: editors on other processes learn of an update only from
-    // it, so a process killed between the two would leave them without an edit the sender no
-    // longer resends.
-    const relay = relayOf(doc, socket.nsp, relayOptions)
-    if (!doc.store.shared) relay.update(update, socket)
+    // Editors in this process get the update as soon as it is applied; the ACK waits for it to be
+    // stored (a peer may see an edit that storage then refuses: it sends it back when it rejoins the
+    // reloaded document). Other processes learn of it from the store's feed once it is stored.
+    relayOf(doc, socket.nsp, relayOptions).update(update, socket)
     try {
       await doc.persist(update)
     } catch (err) {
@@ -182,7 +178,6 @@ export function registerDocHandlers (socket, ctx) {
       logger.debug({ err, doc: docId }, 'update could not be stored')
       throw new AppError('UNAVAILABLE', 'the update could not be stored; retry')
     }
-    if (doc.store.shared) await relay.update(update, socket)
     metrics.updatesApplied.inc()
     metrics.updateBytes.inc(update.byteLength)
     metrics.updateDuration.observe((performance.now() - received) / 1000)

@@ -52,10 +52,6 @@ export class RoomRelay {
   #updates = null
   /** @type {Set<number>} awareness clients changed since the last flush */
   #changed = new Set()
-  /** @type {Promise<void> | null} settles once the updates gathered so far have been sent */
-  #gatheredSent = null
-  /** @type {() => void} */
-  #resolveGathered = () => {}
   #awarenessTimer = /** @type {NodeJS.Timeout | undefined} */ (undefined)
   #awarenessSentAt = -Infinity
 
@@ -73,20 +69,22 @@ export class RoomRelay {
   }
 
   /**
+   * Sends an update to the document's editors in this process (other processes hear of it from the
+   * store's feed, once it is stored).
    * @param {Uint8Array} update applied to the document
-   * @param {import('socket.io').Socket} sender
-   * @returns {Promise<void> | undefined} when the update goes out with a later merged broadcast,
-   *   settles once that one has been handed to the adapter; undefined when it went out at once
+   * @param {import('socket.io').Socket} [sender] the editor it came from, if any: it has it already
    */
   update (update, sender) {
     if (this.#updates) {
       this.#updates.push(update)
-      this.#gatheredSent ??= new Promise(resolve => { this.#resolveGathered = resolve })
-      return this.#gatheredSent
+      return
     }
     const started = performance.now()
-    sender.to(roomOf(this.doc.id)).emit(EVENTS.UPDATE, { doc: this.doc.id, update })
-    this.metrics.broadcasts.inc({ event: EVENTS.UPDATE }, this.doc.sockets.size - 1)
+    const room = roomOf(this.doc.id)
+    const to = sender ? sender.local.to(room) : this.nsp.local.to(room)
+    to.emit(EVENTS.UPDATE, { doc: this.doc.id, update })
+    const others = sender && this.doc.sockets.has(sender) ? this.doc.sockets.size - 1 : this.doc.sockets.size
+    this.metrics.broadcasts.inc({ event: EVENTS.UPDATE }, others)
     this.#updates = []
     this.#scheduleFlush(performance.now() - started)
   }
@@ -113,9 +111,7 @@ export class RoomRelay {
     this.#updates = []
     const started = performance.now()
     const update = updates.length === 1 ? updates[0] : Y.mergeUpdates(updates)
-    this.nsp.to(roomOf(this.doc.id)).emit(EVENTS.UPDATE, { doc: this.doc.id, update })
-    this.#resolveGathered()
-    this.#gatheredSent = null
+    this.nsp.local.to(roomOf(this.doc.id)).emit(EVENTS.UPDATE, { doc: this.doc.id, update })
     this.metrics.broadcasts.inc({ event: EVENTS.UPDATE }, this.doc.sockets.size)
     this.metrics.mergedUpdates.observe(updates.length)
     this.#scheduleFlush(performance.now() - started)

@@ -1,6 +1,7 @@
 import { createAdapter, createShardedAdapter } from '@socket.io/redis-adapter'
 import { usesRedis } from '../config.js'
 import { LevelDocStore } from '../docs/level-doc-store.js'
+import { RedisDocFeed } from '../docs/redis-doc-feed.js'
 import { RedisDocStore } from '../docs/redis-doc-store.js'
 import { LevelSessionStore } from '../sessions/level-session-store.js'
 import { RedisSessionStore } from '../sessions/redis-session-store.js'
@@ -17,16 +18,13 @@ import { closeRedis, connectRedis, isReady } from './redis.js'
  * @property {any} [adapter] the Socket.IO adapter constructor; absent = the in-memory default
  * @property {import('./redis.js').RedisClient} [limitStore] where per-IP rate limits are counted, so
  *   they hold across processes; absent = in memory
- * @property {(room: string) => Promise<void>} roomSubscribed resolves once this process receives
- *   what other processes broadcast to `room` (the sharded adapter subscribes per room, and does not
- *   wait for Redis to confirm)
+ * @property {import('../docs/redis-doc-feed.js').RedisDocFeed} [feed] how processes sharing Redis
+ *   tell each other of stored writes; absent in one process
  * @property {() => boolean} isReady
  * @property {() => Promise<void>} close
  */
 
-// The sharded adapter's channel for one room is `<prefix>#<namespace>#<room>#`.
 const SHARDED_PREFIX = 'tandem'
-const NOTHING_TO_WAIT_FOR = () => Promise.resolve()
 
 /**
  * Chooses storage and broadcast at start-up: embedded LevelDB in one process, or Redis for
@@ -45,7 +43,6 @@ export async function openBackend (config, logger, health) {
       broadcast: 'memory',
       docStore: new LevelDocStore(guard, config),
       sessionStore: new LevelSessionStore(guard, config),
-      roomSubscribed: NOTHING_TO_WAIT_FOR,
       isReady: () => guard.ready,
       close: async () => {
         await guard.close()
@@ -83,15 +80,7 @@ export async function openBackend (config, logger, health) {
     sessionStore: new RedisSessionStore(data),
     adapter,
     limitStore: data,
-    // Subscribing again to a subscribed channel changes nothing but answers once Redis has it. The
-    // classic adapter has one pattern subscription, made at start.
-    // The subscriber queues commands while Redis is down; a join must not wait in that queue.
-    roomSubscribed: sharded
-      ? async room => {
-        if (!isReady(subscriber)) throw new Error('the Redis subscriber is not connected')
-        await subscriber.ssubscribe(`${SHARDED_PREFIX}#/#${room}#`)
-      }
-      : NOTHING_TO_WAIT_FOR,
+    feed: new RedisDocFeed({ publisher, subscriber, sharded, logger }),
     isReady: () => clients.every(isReady),
     close: async () => {
       for (const client of clients) await closeRedis(client)

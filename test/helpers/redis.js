@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { connect } from 'node:net'
+import { Redis } from 'ioredis'
 import { eventually, freePort } from './processes.js'
 import { tempDataDir } from './server.js'
 
@@ -23,10 +24,11 @@ export async function startRedis ({ args = [] } = {}) {
     await eventually(() => ping(port), { what: `redis-server on port ${port}` })
   }
 
-  async function stop () {
+  /** Stops Redis: SIGTERM (it saves what it holds) or SIGKILL (a crash: only what it fsynced survives). */
+  async function stop (signal = /** @type {NodeJS.Signals} */ ('SIGTERM')) {
     if (!child || child.exitCode !== null) return
     const exited = once(child, 'exit')
-    child.kill('SIGTERM')
+    child.kill(signal)
     await exited
   }
 
@@ -36,6 +38,8 @@ export async function startRedis ({ args = [] } = {}) {
     url: `redis://127.0.0.1:${port}`,
     start,
     stop,
+    /** A client of this Redis for the test's own commands (CLIENT KILL, …); the caller quits it. */
+    client: () => new Redis(port, '127.0.0.1'),
     async remove () {
       await stop()
       await data.remove()

@@ -1,0 +1,170 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { CLOSE_REASONS, EVENTS } from '../server/protocol.js'
+import { startChildServer } from './helpers/child-server.js'
+import { TestEditor } from './helpers/editor.js'
+import { openDoc } from './helpers/provider.js'
+import { deferrals, eventually, missing } from './helpers/processes.js'
+import { startRedis } from './helpers/redis.js'
+import { contentOf, createSession, startServer } from './helpers/server.js'
+
+// Redis failures between processes that share it must never leave an acknowledged edit unread:
+// not in what each process serves, not in what a fresh process loads, not at any editor.
+
+/**
+ * An editor typing a unique token every `everyMs` until stopped, never sending a refused edit again
+ * (as when the tab that typed it closes). When its document is closed for a reload it rejoins,
+ * which brings the server's state but not what the editor was refused.
+ * @param {TestEditor} editor @param {string} doc @param {string} tag @param {number} everyMs
+ */
+function typist (editor, doc, tag, everyMs) {
+  /** @type {string[]} */
+  const acked = []
+  let typing = true
+  let joined = true
+  editor.socket.on(EVENTS.CLOSED, ({ reason }) => { if (reason === CLOSE_REASONS.RELOAD) joined = false })
+  const done = (async () => {
+    // Bounded by `stop()`, which every test calls after a fixed number of seconds.
+    for (let i = 0; typing; i++) {
+      await new Promise(resolve => setTimeout(resolve, everyMs))
+      if (!joined) {
+        joined = (await editor.join(doc).catch(() => ({ ok: false }))).ok
+        continue
+      }
+      const token = `<${tag}${i}>`
+      const reply = await editor.insert(doc, editor.text(doc).length, token).catch(() => null)
+      if (reply?.ok) acked.push(token)
+      else if (reply?.error?.code === 'NOT_JOINED') joined = false
+    }
+  })()
+  return { acked, stop: async () => { typing = false; await done } }
+}
+
+const sleep = (/** @type {number} */ ms) => new Promise(resolve => setTimeout(resolve, ms))
+
+/** @param {string} text @param {string[]} tokens */
+const absent = (text, tokens) => tokens.filter(token => !text.includes(token))
+
+describe('Redis failures between processes', { skip: missing('redis-server') }, () => {
+  for (const redisAdapter of /** @type {const} */ (['sharded', 'classic'])) {
+    it(`makes editors on two servers converge without reconnecting when Redis drops their pub/sub connections (${redisAdapter})`, async (t) => {
+      const defer = deferrals(t)
+      const redis = await startRedis()
+      defer(() => redis.remove())
+      const servers = [
+        await startServer({ redisUrl: redis.url, redisAdapter, updatesPerSecond: 0 }),
+        await startServer({ redisUrl: redis.url, redisAdapter, updatesPerSecond: 0 })
+      ]
+      for (const server of servers) defer(() => server.close())
+      const session = await createSession(servers[0].url)
+      const editors = [0, 1, 0, 1].map(i => new TestEditor(servers[i].url))
+      defer(() => editors.forEach(editor => editor.close()))
+      let reconnects = 0
+      for (const editor of editors) {
+        await editor.join(session.id)
+        editor.socket.on('disconnect', () => reconnects++)
+      }
+      const typists = editors.map((editor, i) => typist(editor, session.id, `e${i}.`, 15))
+
+      const admin = redis.client()
+      defer(() => admin.quit())
+      for (let round = 0; round < 4; round++) {
+        await sleep(300)
+        await admin.call('CLIENT', 'KILL', 'TYPE', 'pubsub')
+        const clients = String(await admin.call('CLIENT', 'LIST'))
+        for (const line of clients.split('\n').filter(line => line.includes('name=tandem-pub'))) {
+          await admin.call('CLIENT', 'KILL', 'ID', /id=(\d+)/.exec(line)?.[1] ?? '0')
+        }
+      }
+      await sleep(300)
+      for (const typing of typists) await typing.stop()
+
+      const acked = typists.flatMap(typing => typing.acked)
+      assert.ok(acked.length > 100, `${acked.length} edits acknowledged`)
+      await eventually(async () => {
+        const texts = await Promise.all(servers.map(server => contentOf(server.url, session.id)))
+        return texts[0] === texts[1] && absent(texts[0], acked).length === 0 &&
+          editors.every(editor => editor.text(session.id) === texts[0])
+      }, { timeoutMs: 15000, what: 'every editor holding the servers\' text with every acknowledged edit' })
+      for (const editor of editors) {
+        assert.equal(editor.ydoc(session.id).store.pendingStructs, null, 'no editor holds updates it cannot integrate')
+      }
+      assert.equal(reconnects, 0, 'no editor had to reconnect')
+    })
+  }
+
+  it('loses no acknowledged edit when Redis is killed and restarted on its append-only file while editors on two processes type', async (t) => {
+    const defer = deferrals(t)
+    // Redis acknowledges a write once it is in its append-only file on disk.
+    const redis = await startRedis({ args: ['--appendfsync', 'always'] })
+    defer(() => redis.remove())
+    // Three runs: the moment of the crash falls at a different point of the writes each time.
+    for (let run = 0; run < 3; run++) {
+      const env = { REDIS_URL: redis.url, UPDATES_PER_SECOND: '0' }
+      const servers = [await startChildServer(env), await startChildServer(env)]
+      const session = await createSession(servers[0].url)
+      const editors = [0, 1, 0, 1, 0, 1].map(i => new TestEditor(servers[i].url))
+      for (const editor of editors) await editor.join(session.id)
+      const typists = editors.map((editor, i) => typist(editor, session.id, `r${run}e${i}.`, 20))
+
+      await sleep(700 + 300 * run)
+      await redis.stop('SIGKILL')
+      await sleep(1500)
+      await redis.start()
+      await sleep(1500)
+      for (const typing of typists) await typing.stop()
+      const acked = typists.flatMap(typing => typing.acked)
+      assert.ok(acked.length > 50, `${acked.length} edits acknowledged`)
+
+      await eventually(async () => {
+        const texts = await Promise.all(servers.map(server => contentOf(server.url, session.id)))
+        return texts.every(text => absent(text, acked).length === 0)
+      }, { timeoutMs: 15000, what: 'every acknowledged edit in what both processes serve' })
+      for (const editor of editors) editor.close()
+      for (const server of servers) await server.stop('SIGKILL')
+
+      const fresh = await startChildServer(env)
+      const text = await contentOf(fresh.url, session.id)
+      const lost = absent(text, acked)
+      assert.deepEqual(lost, [], `run ${run}: ${lost.length} of ${acked.length} acknowledged edits not readable by a fresh process`)
+      await fresh.stop('SIGKILL')
+    }
+  })
+
+  it('heals every provider by itself after Redis stops for seconds while they type on two processes', async (t) => {
+    const defer = deferrals(t)
+    const redis = await startRedis()
+    defer(() => redis.remove())
+    const servers = [await startServer({ redisUrl: redis.url }), await startServer({ redisUrl: redis.url })]
+    for (const server of servers) defer(() => server.close())
+    const session = await createSession(servers[0].url)
+    const docs = Array.from({ length: 8 }, (_, i) => openDoc(servers[i % 2].url, session.id, { retryDelayMs: 100, maxRetryDelayMs: 1000 }))
+    defer(() => docs.forEach(doc => doc.destroy()))
+    await eventually(async () => docs.every(doc => doc.settled()), { what: 'providers joined' })
+
+    let typing = true
+    const typed = (async () => {
+      // Bounded: stops when `typing` is cleared below, after a fixed time.
+      for (let i = 0; typing; i++) {
+        docs[i % docs.length].append(`<p${i % docs.length}.${i}>`)
+        await sleep(25)
+      }
+    })()
+    await sleep(800)
+    await redis.stop('SIGKILL')
+    await sleep(3000)
+    await redis.start()
+    await sleep(1000)
+    typing = false
+    await typed
+
+    await eventually(async () => {
+      const texts = await Promise.all(servers.map(server => contentOf(server.url, session.id)))
+      return texts[0] === texts[1] && docs.every(doc => doc.settled() && doc.provider.synced && doc.text() === texts[0])
+    }, { timeoutMs: 30000, what: 'every provider holding the servers\' exact text' })
+    for (const doc of docs) {
+      assert.equal(doc.ydoc.store.pendingStructs, null)
+      assert.equal(doc.ydoc.store.pendingDs, null)
+    }
+  })
+})
