@@ -20,12 +20,12 @@ import { contentOf, createSession, startServer } from './helpers/server.js'
 function typist (editor, doc, tag, everyMs) {
   /** @type {string[]} */
   const acked = []
-  let typing = true
+  const typing = new AbortController()
   let joined = true
   editor.socket.on(EVENTS.CLOSED, ({ reason }) => { if (reason === CLOSE_REASONS.RELOAD) joined = false })
   const done = (async () => {
     // Bounded by `stop()`, which every test calls after a fixed number of seconds.
-    for (let i = 0; typing; i++) {
+    for (let i = 0; !typing.signal.aborted; i++) {
       await new Promise(resolve => setTimeout(resolve, everyMs))
       if (!joined) {
         joined = (await editor.join(doc).catch(() => ({ ok: false }))).ok
@@ -37,7 +37,7 @@ function typist (editor, doc, tag, everyMs) {
       else if (reply?.error?.code === 'NOT_JOINED') joined = false
     }
   })()
-  return { acked, stop: async () => { typing = false; await done } }
+  return { acked, stop: async () => { typing.abort(); await done } }
 }
 
 const sleep = (/** @type {number} */ ms) => new Promise(resolve => setTimeout(resolve, ms))
@@ -142,10 +142,10 @@ describe('Redis failures between processes', { skip: missing('redis-server') }, 
     defer(() => docs.forEach(doc => doc.destroy()))
     await eventually(async () => docs.every(doc => doc.settled()), { what: 'providers joined' })
 
-    let typing = true
+    const typing = new AbortController()
     const typed = (async () => {
-      // Bounded: stops when `typing` is cleared below, after a fixed time.
-      for (let i = 0; typing; i++) {
+      // Bounded: stops when `typing` is aborted below, after a fixed time.
+      for (let i = 0; !typing.signal.aborted; i++) {
         docs[i % docs.length].append(`<p${i % docs.length}.${i}>`)
         await sleep(25)
       }
@@ -155,7 +155,7 @@ describe('Redis failures between processes', { skip: missing('redis-server') }, 
     await sleep(3000)
     await redis.start()
     await sleep(1000)
-    typing = false
+    typing.abort()
     await typed
 
     await eventually(async () => {
