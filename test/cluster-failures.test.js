@@ -135,7 +135,8 @@ describe('Redis failures between processes', { skip: missing('redis-server') }, 
     const defer = deferrals(t)
     const redis = await startRedis()
     defer(() => redis.remove())
-    const servers = [await startServer({ redisUrl: redis.url }), await startServer({ redisUrl: redis.url })]
+    // The test reads each server's content often while waiting: no REST rate limit.
+    const servers = [await startServer({ redisUrl: redis.url, restPerMinute: 0 }), await startServer({ redisUrl: redis.url, restPerMinute: 0 })]
     for (const server of servers) defer(() => server.close())
     const session = await createSession(servers[0].url)
     const docs = Array.from({ length: 8 }, (_, i) => openDoc(servers[i % 2].url, session.id, { retryDelayMs: 100, maxRetryDelayMs: 1000 }))
