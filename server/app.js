@@ -9,6 +9,7 @@ import { DocRegistry } from './docs/doc-registry.js'
 import { errorHandler, notFound } from './http/error-handler.js'
 import { clientIpOf } from './http/client-ip.js'
 import { healthRoutes } from './http/health-routes.js'
+import { metricsRoutes } from './http/metrics-routes.js'
 import { rateLimited } from './http/rate-limited.js'
 import { requestLog } from './http/request-log.js'
 import { sessionsRoutes } from './http/sessions-routes.js'
@@ -80,9 +81,7 @@ export async function createServer (config, deps = {}) {
   app.use('/api/sessions', rateLimited(limits.rest, audit), sessionsRoutes({
     sessions, registry, access, cluster, guards: apiGuards({ apiKey: config.apiKey, access, audit }), audit, config
   }))
-  app.get('/metrics', async (req, res) => {
-    res.type(metrics.registry.contentType).send(await cluster.metricsText())
-  })
+  app.use(metricsRoutes({ token: config.metricsToken, text: () => cluster.metricsText(), contentType: metrics.registry.contentType, audit }))
   app.use(staticRoutes())
   app.use(notFound)
   app.use(errorHandler({ metrics }))
