@@ -33,7 +33,8 @@ import { openBackend } from './storage/backend.js'
  * and small control messages (cluster.js), through the Socket.IO adapter.
  *
  * @param {import('./config.js').Config} config
- * @param {{ logger?: import('pino').Logger }} [deps]
+ * @param {{ logger?: import('pino').Logger, now?: () => number }} [deps] `now`: the clock of the
+ *   per-connection rate limits, in ms (default `performance.now`; tests pass one they move by hand)
  */
 export async function createServer (config, deps = {}) {
   const logger = deps.logger ?? createLogger(config)
@@ -66,7 +67,7 @@ export async function createServer (config, deps = {}) {
     logger.warn('AUTH IS OFF: no AUTH_SECRET is set, so anyone who can reach this server can join and edit any session. Set AUTH_SECRET and API_KEY before exposing it.')
   }
   io.use(admission({ config, limits, access, clientIpOf: ipOf, audit }))
-  handleConnections(io, { registry, sessions, cluster, config, metrics, logger, access, limits, audit, clientIpOf: ipOf })
+  handleConnections(io, { registry, sessions, cluster, config, metrics, logger, access, limits, audit, clientIpOf: ipOf, now: deps.now })
   const stopWatchingConsumers = dropSlowConsumers(io, { maxBufferedBytes: config.maxBufferedBytes, metrics, audit })
 
   let closing = false

@@ -25,6 +25,7 @@ import { connectionLimits } from '../limits/limits.js'
  * @property {import('../limits/limits.js').Limits} limits
  * @property {import('../audit.js').Audit} audit
  * @property {(req: import('node:http').IncomingMessage) => string} clientIpOf
+ * @property {() => number} [now] the clock of the per-connection rates, in ms (tests move it by hand)
  */
 
 // Refusals worth an audit line; a flood is audited once per code per connection per interval.
@@ -44,7 +45,7 @@ export function registerDocHandlers (socket, ctx) {
   const audited = new Map()
   const deps = { metrics, logger, onRefused: auditRefusal }
   const memberships = membershipsOf(socket)
-  const rates = connectionLimits(config)
+  const rates = connectionLimits(config, ctx.now)
   const relayOptions = { awarenessIntervalMs: config.awarenessIntervalMs, fanOutSpacing: config.fanOutSpacing, metrics }
 
   socket.on(EVENTS.JOIN, withAck(EVENTS.JOIN, async (payload) => {
