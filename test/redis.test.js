@@ -263,7 +263,9 @@ describe('Redis failures', { skip: missing('redis-server') }, () => {
 
   it('compacts a document written by two servers into one snapshot without losing an edit', async (t) => {
     const compactAfterUpdates = 10
-    const { a, session, alice, bob } = await twoServersOnRedis(t, { compactAfterUpdates })
+    const { a, b, session, alice, bob } = await twoServersOnRedis(t, { compactAfterUpdates })
+    // Every write queued on a server so far, and the compaction that may follow it, has run.
+    const settled = (/** @type {typeof a} */ server) => /** @type {import('../server/docs/live-doc.js').LiveDoc} */ (server.server.registry.get(session.id)).settled()
     const acks = []
     for (let i = 0; i < 40; i++) {
       acks.push(alice.insert(session.id, 0, 'a'))
@@ -271,11 +273,11 @@ describe('Redis failures', { skip: missing('redis-server') }, () => {
     }
     assert.ok((await Promise.all(acks)).every(reply => reply.ok))
     await eventually(() => alice.text(session.id).length === 80 && bob.text(session.id) === alice.text(session.id))
-    // While both raced, a compaction could be skipped for the other server's lock; once quiet, the
-    // next write compacts whatever has piled up, so the log stays within one threshold.
-    await quiet(100)
+    // While both raced, a compaction could be skipped for the other server's lock; once both have
+    // settled, the next write compacts whatever has piled up, so the log stays within one threshold.
+    await Promise.all([settled(a), settled(b)])
     assert.deepEqual(await alice.insert(session.id, 0, '!'), { ok: true })
-    await quiet(100)
+    await settled(a)
     const stored = await a.server.registry.store.load(session.id)
     assert.ok(stored.updates.length <= compactAfterUpdates + 1, `${stored.updates.length} entries left after compaction`)
     const rebuilt = new Y.Doc()
