@@ -6,7 +6,7 @@ import { createServer } from '../server/app.js'
 import { TokenIssuer } from '../server/auth/tokens.js'
 import { ConfigError, loadConfig } from '../server/config.js'
 import { EVENTS } from '../server/protocol.js'
-import { TestEditor, awarenessUpdate, quiet } from './helpers/editor.js'
+import { TestEditor, awarenessUpdate } from './helpers/editor.js'
 import { eventually } from './helpers/eventually.js'
 import { api, contentOf, startServer, tempDataDir } from './helpers/server.js'
 
@@ -228,8 +228,11 @@ describe('with AUTH_SECRET and API_KEY set', () => {
     await second.join(id)
     const res = await api(tandem.url, `/api/sessions/${id}/tokens?user=carol`, { method: 'DELETE', headers: KEY })
     assert.equal(res.status, 204)
+    // The revocation was stamped (in ms) before the reply: a token minted in that same millisecond
+    // counts as revoked, so the next one is minted once the clock has moved past the reply.
+    const revokedBy = Date.now()
     await eventually(() => [first, second].every(e => e.received.some(r => r.event === EVENTS.CLOSED)))
-    await quiet(5)
+    await eventually(() => Date.now() > revokedBy, { intervalMs: 1, what: 'the clock past the revocation' })
     const fresh = editorWith((await mint(id, { user: 'carol', role: 'editor' })).token)
     assert.equal((await fresh.join(id)).ok, true)
   })

@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test'
 import * as awarenessProtocol from 'y-protocols/awareness'
 import * as Y from 'yjs'
 import { EVENTS, TEXT_NAME } from '../server/protocol.js'
-import { TestEditor, editorPool, quiet } from './helpers/editor.js'
+import { TestEditor, editorPool } from './helpers/editor.js'
 import { eventually } from './helpers/eventually.js'
 import { deferrals, missing } from './helpers/processes.js'
 import { startRedis } from './helpers/redis.js'
@@ -90,7 +90,8 @@ for (const redisAdapter of /** @type {const} */ (['sharded', 'classic'])) {
         const typing = (async () => {
           for (let n = 0; n < 60; n++) assert.equal((await alice.insert(session.id, 0, 'x')).ok, true)
         })()
-        await quiet(5 + 7 * i)
+        // Staggered on purpose, so that the joins land at different points of the typing.
+        await new Promise(resolve => setTimeout(resolve, 5 + 7 * i))
         assert.equal((await bob.join(session.id)).ok, true)
         await typing
       }))

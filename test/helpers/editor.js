@@ -128,9 +128,6 @@ export function editorPool () {
   }
 }
 
-/** Waits until nothing arrives for `ms`: lets a test assert that something did not happen. @param {number} ms */
-export const quiet = (ms) => new Promise(resolve => setTimeout(resolve, ms))
-
 /**
  * One y-protocols awareness entry, as a client would send it.
  * @param {number} clientId @param {number} clock @param {unknown} state
