@@ -12,6 +12,8 @@ RUN npm run build && npm prune --omit=dev
 
 # Debian rather than Alpine: classic-level ships prebuilt binaries for glibc.
 FROM node:20-bookworm-slim
+# Production refuses to start without AUTH_SECRET, API_KEY and METRICS_TOKEN (or METRICS_PUBLIC=true
+# when a network rule guards /metrics): pass them at run time, never bake them into the image.
 ENV NODE_ENV=production
 # pm2-runtime and the other binaries of the app's dependencies.
 ENV PATH=/app/node_modules/.bin:$PATH

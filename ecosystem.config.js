@@ -1,7 +1,9 @@
 // A PM2 cluster of Tandem workers: `npm run cluster` on a VPS, `pm2-runtime ecosystem.config.js` in a
 // container. Every worker needs REDIS_URL (or REDIS_CLUSTER_NODES): documents, sessions and
 // broadcasts go through Redis, which is what lets PM2's non-sticky balancer send any connection to
-// any worker. PM2 loads this file with require(), so it exports `apps` by name.
+// any worker. PM2 loads this file with require(), so it exports `apps` by name. Workers inherit the
+// environment: under NODE_ENV=production it must carry AUTH_SECRET, API_KEY and METRICS_TOKEN (or
+// METRICS_PUBLIC=true), or each worker refuses to start.
 
 const workers = process.env.WORKERS ?? 'max'
 

@@ -4,22 +4,25 @@
 const REQUEST_TIMEOUT_MS = 30000
 
 export class TandemApi {
-  /** @param {string} url @param {string | null} apiKey */
-  constructor (url, apiKey) {
+  /** @param {string} url @param {string | null} apiKey @param {string | null} [metricsToken] */
+  constructor (url, apiKey, metricsToken = null) {
     this.url = url
     /** @type {Record<string, string>} */
     this.headers = apiKey ? { authorization: `Bearer ${apiKey}` } : {}
+    /** @type {Record<string, string>} /metrics takes its own token (METRICS_TOKEN), not the API key */
+    this.metricsHeaders = metricsToken ? { authorization: `Bearer ${metricsToken}` } : {}
   }
 
   /**
    * @param {string} method
    * @param {string} path
    * @param {unknown} [body]
+   * @param {Record<string, string>} [headers]
    */
-  async request (method, path, body) {
+  async request (method, path, body, headers = this.headers) {
     const res = await fetch(this.url + path, {
       method,
-      headers: body === undefined ? this.headers : { ...this.headers, 'content-type': 'application/json' },
+      headers: body === undefined ? headers : { ...headers, 'content-type': 'application/json' },
       body: body === undefined ? undefined : JSON.stringify(body),
       signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS)
     })
@@ -64,7 +67,7 @@ export class TandemApi {
   /** Prometheus text, or null when the server exposes no metrics. */
   async metrics () {
     try {
-      return (await this.request('GET', '/metrics')).text
+      return (await this.request('GET', '/metrics', undefined, this.metricsHeaders)).text
     } catch {
       return null
     }

@@ -34,6 +34,7 @@ const HELP_COLUMNS = 100
  * @property {boolean} keepSessions leave the sessions on the server after each level. Default false.
  * @property {string | null} apiKey sent as `Authorization: Bearer` on REST calls. Default none.
  * @property {string | null} token sent as the Socket.IO handshake's `auth.token`. Default none.
+ * @property {string | null} metricsToken sent as `Authorization: Bearer` on /metrics scrapes. Default none.
  * @property {boolean} allowRemote allow a --url that is not loopback. Default false.
  */
 
@@ -72,6 +73,7 @@ export const OPTION_SPECS = [
   { key: 'keepSessions', help: 'Leave each level\'s sessions on the server instead of deleting them.' },
   { key: 'apiKey', arg: 'KEY', parse: nonEmpty, help: 'Sent as `Authorization: Bearer KEY` on REST calls.' },
   { key: 'token', arg: 'TOKEN', parse: nonEmpty, help: 'Sent as the Socket.IO handshake\'s `auth: { token }`.' },
+  { key: 'metricsToken', arg: 'TOKEN', parse: nonEmpty, help: 'Sent as `Authorization: Bearer TOKEN` on /metrics scrapes (the server\'s METRICS_TOKEN).' },
   { key: 'allowRemote', help: 'Allow a --url that is not on this machine.' },
   { key: 'help', help: 'Show this help.' }
 ]

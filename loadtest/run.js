@@ -34,7 +34,7 @@ export async function runLoadTest (options, hooks, argv) {
   const url = spawned?.url ?? options.url
   const slo = { ackP99Ms: options.sloAckP99Ms, broadcastP99Ms: options.sloBroadcastP99Ms }
   try {
-    const api = new TandemApi(url, options.apiKey)
+    const api = new TandemApi(url, options.apiKey, options.metricsToken)
     // A server with auth on admits each session's editors with a token for it: with the API key at
     // hand one is minted per room (an explicit --token is used as given instead).
     const authOn = (await api.health()).auth === 'on'
@@ -109,9 +109,9 @@ function settingsOf (options, argv) {
   }
 }
 
-/** The command line without the values of --api-key and --token. @param {string[]} argv */
+/** The command line without the values of --api-key, --token and --metrics-token. @param {string[]} argv */
 function redact (argv) {
-  const secret = /^--(api-key|token)(=|$)/
+  const secret = /^--(api-key|token|metrics-token)(=|$)/
   return argv.map((arg, i) => {
     if (secret.test(arg) && arg.includes('=')) return arg.replace(/=.*/, '=***')
     return i > 0 && secret.test(argv[i - 1]) && !argv[i - 1].includes('=') ? '***' : arg

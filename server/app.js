@@ -9,6 +9,7 @@ import { DocRegistry } from './docs/doc-registry.js'
 import { errorHandler, notFound } from './http/error-handler.js'
 import { clientIpOf } from './http/client-ip.js'
 import { healthRoutes } from './http/health-routes.js'
+import { metricsRoutes } from './http/metrics-routes.js'
 import { rateLimited } from './http/rate-limited.js'
 import { requestLog } from './http/request-log.js'
 import { sessionsRoutes } from './http/sessions-routes.js'
@@ -36,7 +37,8 @@ import { StorageHealth } from './storage/storage-health.js'
  * and small control messages (cluster.js), through the Socket.IO adapter.
  *
  * @param {import('./config.js').Config} config
- * @param {{ logger?: import('pino').Logger }} [deps]
+ * @param {{ logger?: import('pino').Logger, now?: () => number }} [deps] `now`: the clock of the
+ *   per-connection rate limits, in ms (default `performance.now`; tests pass one they move by hand)
  */
 export async function createServer (config, deps = {}) {
   const logger = deps.logger ?? createLogger(config)
@@ -74,7 +76,7 @@ export async function createServer (config, deps = {}) {
     logger.warn('AUTH IS OFF: no AUTH_SECRET is set, so anyone who can reach this server can join and edit any session. Set AUTH_SECRET and API_KEY before exposing it.')
   }
   io.use(admission({ config, limits, access, clientIpOf: ipOf, audit }))
-  handleConnections(io, { registry, sessions, cluster, config, metrics, logger, access, limits, audit, relayOptions, clientIpOf: ipOf })
+  handleConnections(io, { registry, sessions, cluster, config, metrics, logger, access, limits, audit, relayOptions, clientIpOf: ipOf, now: deps.now })
   const stopWatchingConsumers = dropSlowConsumers(io, { maxBufferedBytes: config.maxBufferedBytes, metrics, audit })
 
   let closing = false
@@ -89,9 +91,7 @@ export async function createServer (config, deps = {}) {
   app.use('/api/sessions', rateLimited(limits.rest, audit), sessionsRoutes({
     sessions, registry, access, cluster, guards: apiGuards({ apiKey: config.apiKey, access, audit }), audit, config
   }))
-  app.get('/metrics', async (req, res) => {
-    res.type(metrics.registry.contentType).send(await cluster.metricsText())
-  })
+  app.use(metricsRoutes({ token: config.metricsToken, text: () => cluster.metricsText(), contentType: metrics.registry.contentType, audit }))
   app.use(staticRoutes())
   app.use(notFound)
   app.use(errorHandler({ metrics }))

@@ -29,12 +29,17 @@ const MiB = 1024 * 1024
  * @property {string[]} transports Socket.IO transports served. Default `websocket` with Redis (PM2's
  *   balancer is not sticky), `polling,websocket` without.
  * @property {string} nodeName this host's name in the `worker` label of metrics. Default the hostname.
- * @property {string} nodeEnv `production` requires AUTH_SECRET and API_KEY. Default development.
+ * @property {string} nodeEnv `production` requires AUTH_SECRET, API_KEY, and METRICS_TOKEN or
+ *   METRICS_PUBLIC=true. Default development.
  * @property {string} authSecret HS256 key (at least 32 characters) that signs join tokens; empty turns
  *   auth off, which only development allows. Default empty.
  * @property {string} apiKey key for management calls, sent as `Authorization: Bearer`; empty leaves
  *   them open (development only). Default empty.
  * @property {boolean} listNeedsApiKey whether listing sessions needs the API key. Default true.
+ * @property {string} metricsToken token `/metrics` needs as `Authorization: Bearer` (16+ characters); empty
+ *   leaves it open, which production allows only with `metricsPublic`. Default empty.
+ * @property {boolean} metricsPublic serve `/metrics` without a token, even in production (a network rule
+ *   guards it instead). Default false.
  * @property {number} tokenTtlSeconds lifetime of a join token minted without `ttl`, in s. Default 3600.
  * @property {number} maxTokenTtlSeconds longest `ttl` a token may be minted with, in s. Default 604800 (7 days).
  * @property {number} trustProxy reverse proxies in front whose X-Forwarded-For is believed (client IPs
@@ -82,6 +87,8 @@ const OPTIONS = {
   authSecret: { env: 'AUTH_SECRET', default: '', parse: secret(32), secret: true },
   apiKey: { env: 'API_KEY', default: '', parse: secret(16), secret: true },
   listNeedsApiKey: { env: 'LIST_NEEDS_API_KEY', default: 'true', parse: boolean },
+  metricsToken: { env: 'METRICS_TOKEN', default: '', parse: secret(16), secret: true },
+  metricsPublic: { env: 'METRICS_PUBLIC', default: 'false', parse: boolean },
   tokenTtlSeconds: { env: 'TOKEN_TTL_SECONDS', default: '3600', parse: integer(10, 365 * 24 * 3600) },
   maxTokenTtlSeconds: { env: 'MAX_TOKEN_TTL_SECONDS', default: String(7 * 24 * 3600), parse: integer(10, 365 * 24 * 3600) },
   trustProxy: { env: 'TRUST_PROXY', default: '0', parse: integer(0, 10) },
@@ -135,6 +142,13 @@ export function loadConfig (env, overrides = {}) {
   }
   if (config.nodeEnv === 'production' && (!config.authSecret || !config.apiKey)) {
     throw new ConfigError('production (NODE_ENV=production) needs AUTH_SECRET and API_KEY')
+  }
+  // /metrics names hosts and counts connections and documents: not for anyone who can reach the port.
+  if (config.nodeEnv === 'production' && !config.metricsToken && !config.metricsPublic) {
+    throw new ConfigError('production (NODE_ENV=production) needs METRICS_TOKEN, or METRICS_PUBLIC=true to serve /metrics openly')
+  }
+  if (config.metricsToken && config.metricsPublic) {
+    throw new ConfigError('METRICS_TOKEN and METRICS_PUBLIC=true contradict each other: set one')
   }
   if (config.authSecret && !config.apiKey) {
     throw new ConfigError('AUTH_SECRET needs API_KEY too: join tokens are minted with the API key')

@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url'
 import { chromium } from 'playwright-core'
 import { build } from '../client/build.js'
 import { startChildServer } from './helpers/child-server.js'
+import { eventually } from './helpers/eventually.js'
 import { api, contentOf, createSession, tempDataDir } from './helpers/server.js'
 
 const CHROMIUM = '/usr/bin/chromium'
@@ -52,14 +53,15 @@ describe('the editor page in a real browser', { skip }, () => {
   /** Resolves with the text once every page is connected and shows exactly what the server stores. */
   const converged = async () => {
     for (const { page } of editors) await page.waitForSelector('#status[data-status="connected"]', WAIT)
-    const deadline = Date.now() + WAIT.timeout
-    for (;;) {
-      const stored = await contentOf(server.url, sessionId)
+    let stored = ''
+    // A failed comparison is kept as the last error, so a timeout shows how they disagree.
+    await eventually(async () => {
+      stored = await contentOf(server.url, sessionId)
       const shown = await Promise.all(editors.map(({ page }) => editorText(page)))
-      if (shown.every(text => text === stored)) return stored
-      if (Date.now() > deadline) assert.deepEqual(shown, editors.map(() => stored), 'pages and server disagree')
-      await new Promise(resolve => setTimeout(resolve, 50))
-    }
+      assert.deepEqual(shown, editors.map(() => stored), 'pages and server disagree')
+      return true
+    }, { timeoutMs: WAIT.timeout, intervalMs: 50, what: 'pages showing what the server stores' })
+    return stored
   }
 
   before(async () => {

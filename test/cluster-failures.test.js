@@ -4,7 +4,8 @@ import { CLOSE_REASONS, EVENTS } from '../server/protocol.js'
 import { startChildServer } from './helpers/child-server.js'
 import { TestEditor } from './helpers/editor.js'
 import { openDoc } from './helpers/provider.js'
-import { deferrals, eventually, missing } from './helpers/processes.js'
+import { eventually } from './helpers/eventually.js'
+import { deferrals, missing } from './helpers/processes.js'
 import { startRedis } from './helpers/redis.js'
 import { contentOf, createSession, startServer } from './helpers/server.js'
 
@@ -100,7 +101,7 @@ describe('Redis failures between processes', { skip: missing('redis-server') }, 
     defer(() => redis.remove())
     // Three runs: the moment of the crash falls at a different point of the writes each time.
     for (let run = 0; run < 3; run++) {
-      const env = { REDIS_URL: redis.url, UPDATES_PER_SECOND: '0' }
+      const env = { REDIS_URL: redis.url, UPDATES_PER_SECOND: '0', REST_PER_MINUTE: '0' }
       const servers = [await startChildServer(env), await startChildServer(env)]
       const session = await createSession(servers[0].url)
       const editors = [0, 1, 0, 1, 0, 1].map(i => new TestEditor(servers[i].url))
@@ -119,7 +120,7 @@ describe('Redis failures between processes', { skip: missing('redis-server') }, 
       await eventually(async () => {
         const texts = await Promise.all(servers.map(server => contentOf(server.url, session.id)))
         return texts.every(text => absent(text, acked).length === 0)
-      }, { timeoutMs: 15000, what: 'every acknowledged edit in what both processes serve' })
+      }, { timeoutMs: 15000, intervalMs: 100, what: 'every acknowledged edit in what both processes serve' })
       for (const editor of editors) editor.close()
       for (const server of servers) await server.stop('SIGKILL')
 

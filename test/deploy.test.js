@@ -25,7 +25,7 @@ const APPS = ['app', 'app2']
 const MAX_BODY_BYTES = Number(ENVIRONMENT.find(({ env }) => env === 'MAX_BODY_BYTES')?.default)
 
 // What an operator puts in the shell or .env for `docker compose up`.
-const OPERATOR_ENV = { AUTH_SECRET: 'an-operator-secret-of-at-least-32-chars', API_KEY: 'operator-api-key-16' }
+const OPERATOR_ENV = { AUTH_SECRET: 'an-operator-secret-of-at-least-32-chars', API_KEY: 'operator-api-key-16', METRICS_TOKEN: 'operator-metrics-token' }
 
 /**
  * A compose `environment`, as a map or a list of KEY=VALUE, as strings, with `${NAME}` and

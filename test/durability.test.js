@@ -4,7 +4,8 @@ import { after, before, describe, it } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { EVENTS } from '../server/protocol.js'
 import { startChildServer } from './helpers/child-server.js'
-import { TestEditor, waitFor } from './helpers/editor.js'
+import { TestEditor } from './helpers/editor.js'
+import { eventually } from './helpers/eventually.js'
 import { api, contentOf, createSession, startServer, tempDataDir } from './helpers/server.js'
 
 describe('durability: nothing acknowledged is lost', () => {
@@ -135,7 +136,7 @@ describe('durability: nothing acknowledged is lost', () => {
     await alice.join(session.id)
     await alice.insert(session.id, 0, 'idle text')
     await alice.request(EVENTS.LEAVE, { doc: session.id })
-    await waitFor(() => tandem.server.registry.size === 0)
+    await eventually(() => tandem.server.registry.size === 0)
     assert.equal((await tandem.server.registry.store.load(session.id)).updates.length, 1)
     const reply = await alice.join(session.id)
     assert.equal(reply.ok, true)

@@ -3,14 +3,15 @@ import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
 import { after, before, describe, it } from 'node:test'
 import { loadTrace } from '../loadtest/edits/trace.js'
+import { traceFixture } from './helpers/fixtures.js'
 import { api, contentOf, startServer, tempDataDir } from './helpers/server.js'
 
 const CLI = new URL('../loadtest/cli.js', import.meta.url).pathname
 // A real code-editing trace (Joseph Gentle's editing-traces collection, CC BY 4.0), used in place.
-const TRACE = new URL('../../shared/traces/sveltecomponent.json.gz', import.meta.url).pathname
+const fixture = await traceFixture('sveltecomponent.json.gz')
 const run = promisify(execFile)
 
-describe('npm run loadtest --trace', () => {
+describe('npm run loadtest --trace', { skip: fixture.skip }, () => {
   /** @type {Awaited<ReturnType<typeof startServer>>} */
   let server
   /** @type {Awaited<ReturnType<typeof tempDataDir>>} */
@@ -32,6 +33,7 @@ describe('npm run loadtest --trace', () => {
   })
 
   it('replays a whole trace as one editor and leaves the trace\'s endContent on the server', async () => {
+    const TRACE = fixture.path()
     const trace = await loadTrace(TRACE)
     const { stdout } = await run(process.execPath, [CLI, '--url', server.url, '--editors', '1', '--trace', TRACE, '--rate', '5000',
       '--warmup', '0', '--duration', '120', '--awareness-rate', '0', '--rest-duration', '0', '--keep-sessions', '--json', '--out', out.dir], { timeout: 150000 })

@@ -3,7 +3,8 @@ import { after, before, describe, it } from 'node:test'
 import { io } from 'socket.io-client'
 import { Decoder, Encoder } from '../server/parser.js'
 import { EVENTS } from '../server/protocol.js'
-import { TestEditor, waitFor } from './helpers/editor.js'
+import { TestEditor } from './helpers/editor.js'
+import { eventually } from './helpers/eventually.js'
 import { createSession, startServer } from './helpers/server.js'
 
 describe('the MessagePack parser', () => {
@@ -47,7 +48,7 @@ describe('the MessagePack parser', () => {
     let frames = 0
     bob.socket.io.engine.on('packet', (/** @type {{ type: string }} */ packet) => { if (packet.type === 'message') frames++ })
     assert.deepEqual(await alice.insert(id, 0, 'one frame'), { ok: true })
-    await waitFor(() => bob.text(id) === 'one frame')
+    await eventually(() => bob.text(id) === 'one frame')
     assert.equal(frames, 1)
     for (const e of [alice, bob]) e.close()
   })

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { io } from 'socket.io-client'
-import { eventually, missing } from './helpers/processes.js'
+import { eventually } from './helpers/eventually.js'
+import { missing } from './helpers/processes.js'
 import { startCluster } from './helpers/pm2.js'
 import { openDoc } from './helpers/provider.js'
 import { startRedis } from './helpers/redis.js'
@@ -41,7 +42,55 @@ describe('PM2 cluster of two workers', { skip: missing('redis-server') }, () => 
       editors.forEach((e, i) => e.append(`[${i}:${n}]`))
       n++
     }, everyMs)
-    return { stop: () => clearInterval(timer), tokens: () => editors.flatMap((_, i) => Array.from({ length: n }, (_, k) => `[${i}:${k}]`)) }
+    return {
+      stop: () => clearInterval(timer),
+      /** Tokens typed so far by each editor. */
+      count: () => n,
+      tokens: () => editors.flatMap((_, i) => Array.from({ length: n }, (_, k) => `[${i}:${k}]`))
+    }
+  }
+
+  /** Editors per worker, from one /metrics scrape: `worker` label → count. */
+  async function editorsPerWorker () {
+    const metrics = (await api(cluster.url, '/metrics')).body
+    return new Map([...metrics.matchAll(/^tandem_editors\{worker="([^"]+)"\} (\d+)/gm)].map(([, worker, count]) => [worker, Number(count)]))
+  }
+
+  /**
+   * At least `count` synced editors of `id`, on both workers. PM2's balancer decides where each
+   * connection lands, so editors are opened one at a time until both workers have some: which worker
+   * took each shows as the one whose editor count went up. Bounded at 16 editors.
+   * @param {string} id @param {number} count
+   * @returns {Promise<{ editors: ReturnType<typeof openDoc>[], perWorker: Map<string, number> }>} this call's editors per worker
+   */
+  async function editorsOnBothWorkers (id, count) {
+    const baseline = await editorsPerWorker()
+    /** @type {Map<string, number>} */
+    let added = new Map()
+    const editors = []
+    while (editors.length < count || added.size < 2) {
+      assert.ok(editors.length < 16, `16 editors and still not on both workers: ${JSON.stringify([...added])}`)
+      const doc = editor(id)
+      editors.push(doc)
+      await eventually(() => doc.provider.synced, { what: 'editor synced' })
+      await eventually(async () => {
+        const now = await editorsPerWorker()
+        added = new Map([...now].map(([worker, n]) => /** @type {[string, number]} */ ([worker, n - (baseline.get(worker) ?? 0)])).filter(([, n]) => n > 0))
+        return [...added.values()].reduce((sum, n) => sum + n, 0) === editors.length
+      }, { intervalMs: 50, what: 'editor counted by its worker' })
+    }
+    return { editors, perWorker: added }
+  }
+
+  /**
+   * Resolves once the server holds the `n`th token of every editor: typing has gone through.
+   * @param {ReturnType<typeof openDoc>[]} editors @param {string} id @param {number} n
+   */
+  async function typedThrough (editors, id, n) {
+    await eventually(async () => {
+      const text = await contentOf(cluster.url, id)
+      return editors.every((_, i) => text.includes(`[${i}:${n}]`))
+    }, { intervalMs: 50, what: `token ${n} of every editor stored` })
   }
 
   /** @param {ReturnType<typeof openDoc>[]} editors @param {string} id */
@@ -65,10 +114,9 @@ describe('PM2 cluster of two workers', { skip: missing('redis-server') }, () => 
 
   it('spreads editors over both workers, which see each other\'s edits', async () => {
     const session = await createSession(cluster.url)
-    const editors = [editor(session.id), editor(session.id), editor(session.id), editor(session.id)]
-    await eventually(async () => editors.every(e => e.provider.status === 'connected'), { what: 'connected' })
+    const { editors } = await editorsOnBothWorkers(session.id, 4)
     const typing = type(editors)
-    await new Promise(resolve => setTimeout(resolve, 500))
+    await typedThrough(editors, session.id, 5)
     typing.stop()
     await converged(editors, session.id)
     const text = editors[0].text()
@@ -82,8 +130,7 @@ describe('PM2 cluster of two workers', { skip: missing('redis-server') }, () => 
 
   it('loses no acknowledged edit when a worker is killed with SIGKILL while editors type', async (t) => {
     const session = await createSession(cluster.url)
-    const editors = [editor(session.id), editor(session.id), editor(session.id), editor(session.id)]
-    await eventually(async () => editors.every(e => e.provider.status === 'connected'), { what: 'connected' })
+    const { editors, perWorker } = await editorsOnBothWorkers(session.id, 4)
     /** @type {number[]} how long each editor of the killed worker took to be back, joined and synced */
     const outages = []
     for (const e of editors) {
@@ -94,10 +141,14 @@ describe('PM2 cluster of two workers', { skip: missing('redis-server') }, () => 
       })
     }
     const typing = type(editors)
-    await new Promise(resolve => setTimeout(resolve, 300))
+    await typedThrough(editors, session.id, 3)
     const [victim] = await cluster.list()
+    const victimEditors = [...perWorker].find(([worker]) => worker.endsWith(`/${victim.instance}`))?.[1] ?? 0
+    assert.ok(victimEditors > 0, `editors on the worker to kill: ${JSON.stringify([...perWorker])}`)
     process.kill(victim.pid, 'SIGKILL')
-    await new Promise(resolve => setTimeout(resolve, 700))
+    // Typing goes on until every editor of the killed worker is back, and a little past it.
+    await eventually(() => outages.length >= victimEditors, { timeoutMs: 30000, what: 'editors of the killed worker back' })
+    await typedThrough(editors, session.id, typing.count() + 3)
     typing.stop()
     await converged(editors, session.id)
     assert.ok(outages.length > 0, 'some editors were on the killed worker')
@@ -134,7 +185,8 @@ describe('PM2 cluster of two workers', { skip: missing('redis-server') }, () => 
     const health = await api(cluster.url, '/api/health')
     assert.equal(health.status, 503)
     assert.equal(alice.provider.unsyncedChanges > 0, true, 'the client keeps the refused update')
-    await new Promise(resolve => setTimeout(resolve, 2000))
+    // Down long enough for the client to have tried again and been refused again.
+    await eventually(async () => alice.events.refused.filter(r => r.code === 'UNAVAILABLE').length >= 2, { what: 'a retry refused as UNAVAILABLE' })
     await redis.start()
     await converged([alice, bob], session.id)
     assert.equal(await contentOf(cluster.url, session.id), 'written while Redis was down')

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { EVENTS } from '../server/protocol.js'
-import { editorPool, waitFor } from './helpers/editor.js'
+import { editorPool } from './helpers/editor.js'
+import { eventually } from './helpers/eventually.js'
 import { missing } from './helpers/processes.js'
 import { startRedisCluster } from './helpers/redis-cluster.js'
 import { api, contentOf, createSession, startServer } from './helpers/server.js'
@@ -41,7 +42,7 @@ describe('two servers on a 3-master Redis Cluster', { skip: missing('redis-serve
       await alice.join(session.id)
       await bob.join(session.id)
       for (let i = 0; i < 15; i++) assert.deepEqual(await alice.insert(session.id, 0, 'x'), { ok: true })
-      await waitFor(() => bob.text(session.id) === alice.text(session.id) && bob.text(session.id).startsWith('x'.repeat(15)))
+      await eventually(() => bob.text(session.id) === alice.text(session.id) && bob.text(session.id).startsWith('x'.repeat(15)))
       assert.equal(await contentOf(b.url, session.id), alice.text(session.id))
     }
     const listed = (await api(b.url, '/api/sessions?limit=100')).body.sessions.map((/** @type {any} */ s) => s.id)
@@ -54,11 +55,11 @@ describe('two servers on a 3-master Redis Cluster', { skip: missing('redis-serve
     await alice.join(session.id)
     await bob.join(session.id)
     for (let i = 0; i < 30; i++) await (i % 2 ? alice : bob).insert(session.id, 0, String(i % 10))
-    await waitFor(() => alice.text(session.id).length === 30 && alice.text(session.id) === bob.text(session.id))
+    await eventually(() => alice.text(session.id).length === 30 && alice.text(session.id) === bob.text(session.id))
     const stored = await a.server.registry.store.load(session.id)
     assert.ok(stored.updates.length < 20, `${stored.updates.length} entries after compaction`)
     assert.equal((await api(a.url, `/api/sessions/${session.id}`, { method: 'DELETE' })).status, 204)
-    await waitFor(() => bob.received.some(r => r.event === EVENTS.CLOSED))
+    await eventually(() => bob.received.some(r => r.event === EVENTS.CLOSED))
     assert.equal((await api(b.url, `/api/sessions/${session.id}`)).status, 404)
   })
 

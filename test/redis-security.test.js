@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { EVENTS } from '../server/protocol.js'
-import { TestEditor, waitFor } from './helpers/editor.js'
+import { TestEditor } from './helpers/editor.js'
+import { eventually } from './helpers/eventually.js'
 import { missing } from './helpers/processes.js'
 import { startRedis } from './helpers/redis.js'
 import { api, startServer } from './helpers/server.js'
@@ -51,7 +52,7 @@ describe('security across two servers sharing one Redis', { skip: missing('redis
     assert.equal((await bobOnA.join(session.id)).ok, true)
 
     assert.equal((await api(a.url, `/api/sessions/${session.id}/tokens/${alice.tokenId}`, { method: 'DELETE', headers: KEY })).status, 204)
-    await waitFor(() => aliceOnB.received.some(r => r.event === EVENTS.CLOSED && r.payload.reason === 'revoked'))
+    await eventually(() => aliceOnB.received.some(r => r.event === EVENTS.CLOSED && r.payload.reason === 'revoked'))
     const again = await editorOn(b, alice.token).join(session.id)
     assert.equal(again.error.code, 'UNAUTHORIZED', 'server B refuses the revoked token too')
     assert.deepEqual(await bobOnA.insert(session.id, 0, 'bob goes on'), { ok: true })

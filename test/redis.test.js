@@ -3,8 +3,9 @@ import { after, before, describe, it } from 'node:test'
 import * as awarenessProtocol from 'y-protocols/awareness'
 import * as Y from 'yjs'
 import { EVENTS, TEXT_NAME } from '../server/protocol.js'
-import { TestEditor, editorPool, quiet, waitFor } from './helpers/editor.js'
-import { deferrals, eventually, missing } from './helpers/processes.js'
+import { TestEditor, editorPool } from './helpers/editor.js'
+import { eventually } from './helpers/eventually.js'
+import { deferrals, missing } from './helpers/processes.js'
 import { startRedis } from './helpers/redis.js'
 import { api, contentOf, createSession, startServer } from './helpers/server.js'
 
@@ -41,9 +42,9 @@ for (const redisAdapter of /** @type {const} */ (['sharded', 'classic'])) {
       await bob.join(session.id)
       assert.equal(bob.text(session.id), 'fn main() {}\n')
       assert.deepEqual(await alice.insert(session.id, 0, '// A\n'), { ok: true })
-      await waitFor(() => bob.text(session.id) === '// A\nfn main() {}\n')
+      await eventually(() => bob.text(session.id) === '// A\nfn main() {}\n')
       assert.deepEqual(await bob.insert(session.id, bob.text(session.id).length, '// B\n'), { ok: true })
-      await waitFor(() => alice.text(session.id) === '// A\nfn main() {}\n// B\n')
+      await eventually(() => alice.text(session.id) === '// A\nfn main() {}\n// B\n')
       for (const server of [a, b]) assert.equal(await contentOf(server.url, session.id), alice.text(session.id))
     })
 
@@ -57,7 +58,7 @@ for (const redisAdapter of /** @type {const} */ (['sharded', 'classic'])) {
       }
       assert.ok((await Promise.all(acks)).every(reply => reply.ok))
       const expectedLength = 4 * (10 * 4 + 10 * 5)
-      await waitFor(() => group.every(editor => editor.text(session.id).length === expectedLength &&
+      await eventually(() => group.every(editor => editor.text(session.id).length === expectedLength &&
         editor.text(session.id) === group[0].text(session.id)))
       assert.equal(await contentOf(a.url, session.id), group[0].text(session.id))
       assert.equal(await contentOf(b.url, session.id), group[0].text(session.id))
@@ -89,11 +90,12 @@ for (const redisAdapter of /** @type {const} */ (['sharded', 'classic'])) {
         const typing = (async () => {
           for (let n = 0; n < 60; n++) assert.equal((await alice.insert(session.id, 0, 'x')).ok, true)
         })()
-        await quiet(5 + 7 * i)
+        // Staggered on purpose, so that the joins land at different points of the typing.
+        await new Promise(resolve => setTimeout(resolve, 5 + 7 * i))
         assert.equal((await bob.join(session.id)).ok, true)
         await typing
       }))
-      await waitFor(() => pairs.every(({ session, alice, bob }) => alice.text(session.id) === 'x'.repeat(60) && bob.text(session.id) === alice.text(session.id)))
+      await eventually(() => pairs.every(({ session, alice, bob }) => alice.text(session.id) === 'x'.repeat(60) && bob.text(session.id) === alice.text(session.id)))
     })
 
     it('relays cursors across servers and removes them when the socket drops', async () => {
@@ -106,9 +108,9 @@ for (const redisAdapter of /** @type {const} */ (['sharded', 'classic'])) {
       alice.socket.emit(EVENTS.AWARENESS, { doc: session.id, update: awarenessProtocol.encodeAwarenessUpdate(aliceAwareness, [aliceAwareness.clientID]) })
       const seen = new awarenessProtocol.Awareness(new Y.Doc())
       bob.socket.on(EVENTS.AWARENESS, ({ update }) => awarenessProtocol.applyAwarenessUpdate(seen, new Uint8Array(update), 'server'))
-      await waitFor(() => seen.getStates().get(aliceAwareness.clientID)?.user?.name === 'Alice')
+      await eventually(() => seen.getStates().get(aliceAwareness.clientID)?.user?.name === 'Alice')
       alice.close()
-      await waitFor(() => !seen.getStates().has(aliceAwareness.clientID))
+      await eventually(() => !seen.getStates().has(aliceAwareness.clientID))
       aliceAwareness.destroy()
       seen.destroy()
     })
@@ -134,7 +136,7 @@ for (const redisAdapter of /** @type {const} */ (['sharded', 'classic'])) {
       const bob = editorOn(b)
       await bob.join(session.id)
       assert.equal((await api(a.url, `/api/sessions/${session.id}`, { method: 'DELETE' })).status, 204)
-      await waitFor(() => bob.received.some(r => r.event === EVENTS.CLOSED))
+      await eventually(() => bob.received.some(r => r.event === EVENTS.CLOSED))
       assert.equal((await bob.insert(session.id, 0, 'x')).error.code, 'NOT_JOINED')
       assert.equal((await api(b.url, `/api/sessions/${session.id}`)).status, 404)
       assert.equal((await editorOn(b).join(session.id)).error.code, 'NOT_FOUND')
@@ -224,7 +226,7 @@ describe('Redis failures', { skip: missing('redis-server') }, () => {
 
     // Broadcasts still flow once the adapter's subscriber is back.
     assert.deepEqual(await alice.insert(session.id, 0, '^'), { ok: true })
-    await waitFor(() => bob.text(session.id).startsWith('^'))
+    await eventually(() => bob.text(session.id).startsWith('^'))
   }
 
   it('starts without Redis as not ready, and serves once Redis appears, without a restart', async (t) => {
@@ -265,19 +267,21 @@ describe('Redis failures', { skip: missing('redis-server') }, () => {
 
   it('compacts a document written by two servers into one snapshot without losing an edit', async (t) => {
     const compactAfterUpdates = 10
-    const { a, session, alice, bob } = await twoServersOnRedis(t, { compactAfterUpdates })
+    const { a, b, session, alice, bob } = await twoServersOnRedis(t, { compactAfterUpdates })
+    // Every write queued on a server so far, and the compaction that may follow it, has run.
+    const settled = (/** @type {typeof a} */ server) => /** @type {import('../server/docs/live-doc.js').LiveDoc} */ (server.server.registry.get(session.id)).settled()
     const acks = []
     for (let i = 0; i < 40; i++) {
       acks.push(alice.insert(session.id, 0, 'a'))
       acks.push(bob.insert(session.id, 0, 'b'))
     }
     assert.ok((await Promise.all(acks)).every(reply => reply.ok))
-    await waitFor(() => alice.text(session.id).length === 80 && bob.text(session.id) === alice.text(session.id))
-    // While both raced, a compaction could be skipped for the other server's lock; once quiet, the
-    // next write compacts whatever has piled up, so the log stays within one threshold.
-    await quiet(100)
+    await eventually(() => alice.text(session.id).length === 80 && bob.text(session.id) === alice.text(session.id))
+    // While both raced, a compaction could be skipped for the other server's lock; once both have
+    // settled, the next write compacts whatever has piled up, so the log stays within one threshold.
+    await Promise.all([settled(a), settled(b)])
     assert.deepEqual(await alice.insert(session.id, 0, '!'), { ok: true })
-    await quiet(100)
+    await settled(a)
     const stored = await a.server.registry.store.load(session.id)
     assert.ok(stored.updates.length <= compactAfterUpdates + 1, `${stored.updates.length} entries left after compaction`)
     const rebuilt = new Y.Doc()

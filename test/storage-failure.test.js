@@ -4,7 +4,8 @@ import { describe, it } from 'node:test'
 import { CLOSE_REASONS, EVENTS } from '../server/protocol.js'
 import { startChildServer } from './helpers/child-server.js'
 import { TestEditor } from './helpers/editor.js'
-import { deferrals, eventually } from './helpers/processes.js'
+import { eventually } from './helpers/eventually.js'
+import { deferrals } from './helpers/processes.js'
 import { api, contentOf, createSession } from './helpers/server.js'
 import { mountSmallDisk, smallDiskUnavailable } from './helpers/small-disk.js'
 
@@ -65,7 +66,7 @@ describe('storage failure: an acknowledged edit survives a full disk', { skip: a
     // goes on typing on a copy that holds the edits it was refused without sending them again: each
     // later edit is refused OUT_OF_SYNC (it builds on them), or acknowledged and then readable.
     assert.ok(alice.received.some(({ event, payload }) => event === EVENTS.CLOSED && payload.reason === CLOSE_REASONS.RELOAD))
-    await eventually(async () => (await alice.join(session.id)).ok, { what: 'rejoined' })
+    await eventually(async () => (await alice.join(session.id)).ok, { intervalMs: 50, what: 'rejoined' })
     const after = await type(alice, session.id, 'c', 30)
     assert.deepEqual(new Set(after.refused), new Set(['OUT_OF_SYNC']), 'later edits build on the refused ones')
 

@@ -18,12 +18,13 @@ export function createLimits (config, redis) {
 /**
  * The rates of one connection's events.
  * @param {import('../config.js').Config} config
+ * @param {() => number} [now] the clock of the token buckets, in ms (default `performance.now`)
  */
-export function connectionLimits (config) {
+export function connectionLimits (config, now) {
   return {
-    updates: new TokenBucket('updates per second', config.updatesPerSecond),
-    awareness: new TokenBucket('awareness messages per second', config.awarenessPerSecond),
-    bytes: new TokenBucket('bytes per second', config.bytesPerSecond)
+    updates: new TokenBucket('updates per second', config.updatesPerSecond, now),
+    awareness: new TokenBucket('awareness messages per second', config.awarenessPerSecond, now),
+    bytes: new TokenBucket('bytes per second', config.bytesPerSecond, now)
   }
 }
 

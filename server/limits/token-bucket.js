@@ -10,12 +10,14 @@ export class TokenBucket {
   /**
    * @param {string} name shown in refusals (`updates per second`)
    * @param {number} perSecond 0 = no limit
+   * @param {() => number} [now] the clock, in ms; tests pass one they move by hand
    */
-  constructor (name, perSecond) {
+  constructor (name, perSecond, now = () => performance.now()) {
     this.name = name
     this.perSecond = perSecond
+    this.now = now
     this.tokens = perSecond
-    this.refilledAt = performance.now()
+    this.refilledAt = now()
   }
 
   /**
@@ -24,7 +26,7 @@ export class TokenBucket {
    */
   take (cost = 1) {
     if (this.perSecond === 0) return
-    const now = performance.now()
+    const now = this.now()
     this.tokens = Math.min(this.perSecond, this.tokens + (now - this.refilledAt) * this.perSecond / 1000)
     this.refilledAt = now
     if (this.tokens >= cost) {

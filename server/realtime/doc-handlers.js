@@ -26,6 +26,7 @@ import { connectionLimits } from '../limits/limits.js'
  * @property {import('../audit.js').Audit} audit
  * @property {import('./room-relay.js').RelayOptions} relayOptions
  * @property {(req: import('node:http').IncomingMessage) => string} clientIpOf
+ * @property {() => number} [now] the clock of the per-connection rates, in ms (tests move it by hand)
  */
 
 // Refusals worth an audit line; a flood is audited once per code per connection per interval.
@@ -45,7 +46,7 @@ export function registerDocHandlers (socket, ctx) {
   const audited = new Map()
   const deps = { metrics, logger, onRefused: auditRefusal }
   const memberships = membershipsOf(socket)
-  const rates = connectionLimits(config)
+  const rates = connectionLimits(config, ctx.now)
   const { relayOptions } = ctx
 
   socket.on(EVENTS.JOIN, withAck(EVENTS.JOIN, async (payload) => {

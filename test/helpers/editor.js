@@ -129,29 +129,6 @@ export function editorPool () {
 }
 
 /**
- * Resolves when `predicate` holds (polled every 5 ms), rejects after `timeoutMs`.
- * @param {() => boolean} predicate
- * @param {number} [timeoutMs]
- */
-export function waitFor (predicate, timeoutMs = 5000) {
-  return new Promise((resolve, reject) => {
-    const started = Date.now()
-    const poll = setInterval(() => {
-      if (predicate()) {
-        clearInterval(poll)
-        resolve(undefined)
-      } else if (Date.now() - started > timeoutMs) {
-        clearInterval(poll)
-        reject(new Error(`condition not met within ${timeoutMs} ms`))
-      }
-    }, 5)
-  })
-}
-
-/** Waits until nothing arrives for `ms`: lets a test assert that something did not happen. @param {number} ms */
-export const quiet = (ms) => new Promise(resolve => setTimeout(resolve, ms))
-
-/**
  * One y-protocols awareness entry, as a client would send it.
  * @param {number} clientId @param {number} clock @param {unknown} state
  */

@@ -1,7 +1,8 @@
 import { execFile } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
-import { eventually, freePort } from './processes.js'
+import { eventually } from './eventually.js'
+import { freePort } from './processes.js'
 import { tempDataDir } from './server.js'
 
 const run = promisify(execFile)
@@ -37,7 +38,7 @@ export async function startCluster ({ redisUrl, workers = 2, env = {} }) {
       if (online.length !== workers) return false
       const res = await fetch(`${url}/api/health`)
       return res.ok && (await res.json()).ready
-    }, { timeoutMs: 30000, what: 'PM2 cluster ready' })
+    }, { timeoutMs: 30000, intervalMs: 100, what: 'PM2 cluster ready' })
   }
 
   /** @returns {Promise<{ pid: number, instance: number, status: string, restarts: number }[]>} */

@@ -16,25 +16,6 @@ export function missing (command) {
 }
 
 /**
- * Resolves when `check` resolves truthy, polling every `intervalMs`, or rejects after `timeoutMs`.
- * @param {() => Promise<unknown>} check
- * @param {{ timeoutMs?: number, intervalMs?: number, what?: string }} [options]
- */
-export async function eventually (check, { timeoutMs = 10000, intervalMs = 50, what = 'condition' } = {}) {
-  const deadline = Date.now() + timeoutMs
-  let lastError
-  while (Date.now() < deadline) {
-    try {
-      if (await check()) return
-    } catch (err) {
-      lastError = err
-    }
-    await new Promise(resolve => setTimeout(resolve, intervalMs))
-  }
-  throw new Error(`${what} not met within ${timeoutMs} ms${lastError ? `: ${lastError}` : ''}`)
-}
-
-/**
  * Cleanups for one test, run after it in reverse order of registration (editors, then servers,
  * then Redis), whether it passed or not, so a failed assertion cannot leave a process running.
  * @param {import('node:test').TestContext} t

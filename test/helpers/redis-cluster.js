@@ -1,7 +1,8 @@
 import { execFile, spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { promisify } from 'node:util'
-import { eventually, freePort } from './processes.js'
+import { eventually } from './eventually.js'
+import { freePort } from './processes.js'
 import { ping } from './redis.js'
 import { tempDataDir } from './server.js'
 

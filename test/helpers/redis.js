@@ -2,7 +2,8 @@ import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { connect } from 'node:net'
 import { Redis } from 'ioredis'
-import { eventually, freePort } from './processes.js'
+import { eventually } from './eventually.js'
+import { freePort } from './processes.js'
 import { tempDataDir } from './server.js'
 
 /**

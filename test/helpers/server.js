@@ -14,11 +14,12 @@ export async function tempDataDir () {
  * Starts a real server in this process on an ephemeral loopback port, on a fresh data directory
  * (removed on close) unless `dataDir` is given.
  * @param {Partial<import('../../server/config.js').Config>} [overrides]
+ * @param {Parameters<typeof createServer>[1]} [deps] e.g. `{ now: clock.now }` from `manualClock()`
  */
-export async function startServer (overrides = {}) {
+export async function startServer (overrides = {}, deps = {}) {
   const data = overrides.dataDir ? null : await tempDataDir()
   const config = loadConfig({}, { port: 0, host: '127.0.0.1', logLevel: 'silent', dataDir: data?.dir, ...overrides })
-  const server = await createServer(config)
+  const server = await createServer(config, deps)
   const { url } = await server.listen()
   return {
     server,
@@ -66,4 +67,17 @@ export async function contentOf (url, id) {
   const res = await api(url, `/api/sessions/${id}/content`)
   if (res.status !== 200) throw new Error(`content: ${res.status} ${JSON.stringify(res.body)}`)
   return res.body
+}
+
+/**
+ * A clock that stands still until moved: given to a server as `now`, its rate limits refill only
+ * when the test says, so how many of a burst pass does not depend on how fast the machine is.
+ */
+export function manualClock () {
+  let ms = 0
+  return {
+    now: () => ms,
+    /** @param {number} by milliseconds */
+    advance (by) { ms += by }
+  }
 }
