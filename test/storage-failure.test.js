@@ -4,6 +4,7 @@ import { describe, it } from 'node:test'
 import { CLOSE_REASONS, EVENTS } from '../server/protocol.js'
 import { startChildServer } from './helpers/child-server.js'
 import { TestEditor } from './helpers/editor.js'
+import { openDoc } from './helpers/provider.js'
 import { eventually } from './helpers/eventually.js'
 import { deferrals } from './helpers/processes.js'
 import { api, contentOf, createSession } from './helpers/server.js'
@@ -83,5 +84,46 @@ describe('storage failure: an acknowledged edit survives a full disk', { skip: a
     const acked = [...before.acked, ...full.acked, ...after.acked, ...fresh.acked]
     const lost = acked.filter(token => !text.includes(token))
     assert.deepEqual(lost, [], `${lost.length} of ${acked.length} acknowledged edits are not in storage`)
+  })
+
+  it('heals every provider by itself after the disk fills while they type', async (t) => {
+    const defer = deferrals(t)
+    const disk = await mountSmallDisk(8)
+    defer(() => disk.remove())
+    const env = { DATA_DIR: join(disk.dir, 'data'), UPDATES_PER_SECOND: '0', REST_PER_MINUTE: '0' }
+    let server = await startChildServer(env)
+    defer(() => server.stop('SIGKILL'))
+    const session = await createSession(server.url)
+    const docs = Array.from({ length: 4 }, () => openDoc(server.url, session.id, { retryDelayMs: 100, maxRetryDelayMs: 1000 }))
+    defer(() => docs.forEach(doc => doc.destroy()))
+    await eventually(() => docs.every(doc => doc.settled()), { what: 'providers joined' })
+
+    const typing = new AbortController()
+    const typed = (async () => {
+      // Bounded: stops when `typing` is aborted below, after a fixed time.
+      for (let i = 0; !typing.signal.aborted; i++) {
+        docs[i % docs.length].append(`<p${i % docs.length}.${i}>` + '.'.repeat(i % 7 === 0 ? 2000 : 0))
+        await new Promise(resolve => setTimeout(resolve, 20))
+      }
+    })()
+    await new Promise(resolve => setTimeout(resolve, 500))
+    await disk.fill()
+    await new Promise(resolve => setTimeout(resolve, 1500))
+    await disk.free()
+    await new Promise(resolve => setTimeout(resolve, 500))
+    typing.abort()
+    await typed
+
+    await eventually(async () => {
+      const text = await contentOf(server.url, session.id)
+      return docs.every(doc => doc.settled() && doc.provider.synced && doc.text() === text)
+    }, { timeoutMs: 30000, intervalMs: 100, what: 'every provider holding the server\'s exact text' })
+    assert.ok(docs.some(doc => doc.events.closed.includes(CLOSE_REASONS.RELOAD)), 'the full disk refused writes')
+    const expected = docs[0].text()
+    for (const doc of docs) assert.equal(doc.ydoc.store.pendingStructs, null)
+    // And it is all in storage: a restart serves the same text.
+    await server.stop('SIGKILL')
+    server = await startChildServer(env)
+    assert.equal(await contentOf(server.url, session.id), expected)
   })
 })
