@@ -86,7 +86,12 @@ describe('Redis failures between processes', { skip: missing('redis-server') }, 
         const texts = await Promise.all(servers.map(server => contentOf(server.url, session.id)))
         return texts[0] === texts[1] && absent(texts[0], acked).length === 0 &&
           editors.every(editor => editor.text(session.id) === texts[0])
-      }, { timeoutMs: 15000, what: 'every editor holding the servers\' text with every acknowledged edit' })
+      }, { timeoutMs: 15000, what: 'every editor holding the servers\' text with every acknowledged edit' }).catch(async (err) => {
+        const texts = await Promise.all(servers.map(server => contentOf(server.url, session.id)))
+        const differ = editors.filter(editor => editor.text(session.id) !== texts[0]).length
+        assert.fail(`${err.message}: the servers lack ${texts.map(text => absent(text, acked).length).join(' and ')} of ` +
+          `${acked.length} acknowledged edits; ${differ} of ${editors.length} editors hold other text than the first server`)
+      })
       for (const editor of editors) {
         assert.equal(editor.ydoc(session.id).store.pendingStructs, null, 'no editor holds updates it cannot integrate')
       }
@@ -120,7 +125,10 @@ describe('Redis failures between processes', { skip: missing('redis-server') }, 
       await eventually(async () => {
         const texts = await Promise.all(servers.map(server => contentOf(server.url, session.id)))
         return texts.every(text => absent(text, acked).length === 0)
-      }, { timeoutMs: 15000, intervalMs: 100, what: 'every acknowledged edit in what both processes serve' })
+      }, { timeoutMs: 15000, intervalMs: 100, what: 'every acknowledged edit in what both processes serve' }).catch(async (err) => {
+        const texts = await Promise.all(servers.map(server => contentOf(server.url, session.id)))
+        assert.fail(`run ${run}: ${err.message}: the processes lack ${texts.map(text => absent(text, acked).length).join(' and ')} of ${acked.length} acknowledged edits`)
+      })
       for (const editor of editors) editor.close()
       for (const server of servers) await server.stop('SIGKILL')
 
