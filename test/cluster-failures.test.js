@@ -52,10 +52,9 @@ describe('Redis failures between processes', { skip: missing('redis-server') }, 
       const defer = deferrals(t)
       const redis = await startRedis()
       defer(() => redis.remove())
-      const servers = [
-        await startServer({ redisUrl: redis.url, redisAdapter, updatesPerSecond: 0 }),
-        await startServer({ redisUrl: redis.url, redisAdapter, updatesPerSecond: 0 })
-      ]
+      // Updates as fast as ACKs return; content read often while waiting: no per-connection or REST limit.
+      const config = { redisUrl: redis.url, redisAdapter, updatesPerSecond: 0, restPerMinute: 0 }
+      const servers = [await startServer(config), await startServer(config)]
       for (const server of servers) defer(() => server.close())
       const session = await createSession(servers[0].url)
       const editors = [0, 1, 0, 1].map(i => new TestEditor(servers[i].url))
@@ -86,7 +85,7 @@ describe('Redis failures between processes', { skip: missing('redis-server') }, 
         const texts = await Promise.all(servers.map(server => contentOf(server.url, session.id)))
         return texts[0] === texts[1] && absent(texts[0], acked).length === 0 &&
           editors.every(editor => editor.text(session.id) === texts[0])
-      }, { timeoutMs: 15000, what: 'every editor holding the servers\' text with every acknowledged edit' }).catch(async (err) => {
+      }, { timeoutMs: 15000, intervalMs: 100, what: 'every editor holding the servers\' text with every acknowledged edit' }).catch(async (err) => {
         const texts = await Promise.all(servers.map(server => contentOf(server.url, session.id)))
         const differ = editors.filter(editor => editor.text(session.id) !== texts[0]).length
         assert.fail(`${err.message}: the servers lack ${texts.map(text => absent(text, acked).length).join(' and ')} of ` +
