@@ -123,7 +123,10 @@ export class LiveDoc {
       this.catchUp().catch(err => this.logger.debug({ err }, 'catch-up after a missed message failed'))
       return
     }
-    this.#integrate(updates)
+    // Following on from `position`, the message holds only what the copy lacks (another process's
+    // writes reach it no other way): its updates go to the editors as they are, not re-encoded.
+    this.#apply(updates)
+    for (const update of updates) this.onRemoteUpdate(this, update)
     this.#advance(last)
   }
 
@@ -148,14 +151,19 @@ export class LiveDoc {
     const capture = (/** @type {Uint8Array} */ update) => { news = update }
     this.ydoc.on('update', capture)
     try {
-      Y.transact(this.ydoc, () => {
-        for (const update of updates) Y.applyUpdate(this.ydoc, update, STORE_ORIGIN)
-      }, STORE_ORIGIN)
+      this.#apply(updates)
     } finally {
       this.ydoc.off('update', capture)
     }
-    this.bytes += byteSum(updates)
     if (news) this.onRemoteUpdate(this, news)
+  }
+
+  /** @param {Uint8Array[]} updates stored ones, applied as one transaction */
+  #apply (updates) {
+    Y.transact(this.ydoc, () => {
+      for (const update of updates) Y.applyUpdate(this.ydoc, update, STORE_ORIGIN)
+    }, STORE_ORIGIN)
+    this.bytes += byteSum(updates)
   }
 
   /**
