@@ -8,9 +8,16 @@ import { execMulti } from '../storage/redis.js'
 
 const LOCK_TTL_MS = 30000
 
+// How long a deleted document's tombstone outlives it: longer than any copy of it another worker
+// may still hold (DOC_IDLE_MS is at most a day) and compact.
+const TOMBSTONE_TTL_MS = 7 * 24 * 3600 * 1000
+
 // Stores a snapshot only if it covers more than the stored one, then trims what it covers, in one
 // step: a worker holding a stale copy can never replace a newer snapshot and lose trimmed entries.
+// A document that was deleted (tombstone set, or its log gone) is left deleted: a worker still
+// holding a copy when the session is deleted would otherwise write its content back.
 const COMPACT_SCRIPT = `
+if redis.call('EXISTS', KEYS[3]) == 1 or redis.call('EXISTS', KEYS[2]) == 0 then return 0 end
 local function older (a, b)
   local am, as = string.match(a, '(%d+)-(%d+)')
   local bm, bs = string.match(b, '(%d+)-(%d+)')
@@ -44,7 +51,7 @@ export class RedisDocStore {
   constructor (client, { waitAof }) {
     this.client = client
     this.waitAof = waitAof
-    client.defineCommand('tandemCompact', { numberOfKeys: 2, lua: COMPACT_SCRIPT })
+    client.defineCommand('tandemCompact', { numberOfKeys: 3, lua: COMPACT_SCRIPT })
     client.defineCommand('tandemUnlock', { numberOfKeys: 1, lua: UNLOCK_SCRIPT })
   }
 
@@ -102,7 +109,7 @@ export class RedisDocStore {
     try {
       const { snapshot, position } = await makeSnapshot()
       const data = Buffer.from(snapshot.buffer, snapshot.byteOffset, snapshot.byteLength)
-      return (await /** @type {any} */ (this.client).tandemCompact(keys.snap, keys.log, data, position ?? '0-0')) === 1
+      return (await /** @type {any} */ (this.client).tandemCompact(keys.snap, keys.log, keys.deleted, data, position ?? '0-0')) === 1
     } finally {
       await /** @type {any} */ (this.client).tandemUnlock(keys.lock, token).catch(() => {})
     }
@@ -111,7 +118,9 @@ export class RedisDocStore {
   /** @param {string} docId */
   async delete (docId) {
     const keys = keysOf(docId)
-    await this.client.del(keys.snap, keys.log, keys.lock)
+    await execMulti(this.client.multi()
+      .del(keys.snap, keys.log, keys.lock)
+      .set(keys.deleted, '1', 'PX', TOMBSTONE_TTL_MS))
   }
 
   async #waitAof () {
@@ -124,7 +133,7 @@ export class RedisDocStore {
 /** @param {string} docId */
 function keysOf (docId) {
   const tag = `tandem:{doc:${docId}}`
-  return { log: `${tag}:log`, snap: `${tag}:snap`, lock: `${tag}:lock` }
+  return { log: `${tag}:log`, snap: `${tag}:snap`, lock: `${tag}:lock`, deleted: `${tag}:deleted` }
 }
 
 /** Stream ids `ms-seq`, compared as numbers. @param {string} a @param {string} b */

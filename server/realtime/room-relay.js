@@ -86,7 +86,7 @@ export class RoomRelay {
     }
     const started = performance.now()
     sender.to(roomOf(this.doc.id)).emit(EVENTS.UPDATE, { doc: this.doc.id, update })
-    this.metrics.broadcasts.inc({ event: EVENTS.UPDATE }, this.doc.sockets.size - 1)
+    this.metrics.broadcasts.inc({ event: EVENTS.UPDATE }, this.doc.sockets.size - Number(this.doc.sockets.has(sender)))
     this.#updates = []
     this.#scheduleFlush(performance.now() - started)
   }
