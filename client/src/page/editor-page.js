@@ -99,6 +99,7 @@ export async function renderEditor (root, id) {
   provider.on('closed', ({ reason }) => {
     if (reason === CLOSE_REASONS.DELETED) messages.show('deleted', 'This session was deleted. Edits are no longer saved.')
     else if (reason === CLOSE_REASONS.REVOKED) messages.show('revoked', 'Your access to this session was withdrawn. Edits are no longer saved.')
+    else if (reason === CLOSE_REASONS.EXPIRED) messages.show('expired', 'Your invitation to this session has expired. Edits are no longer saved.')
     else return
     view.dispatch({ effects: editable.reconfigure(EditorView.editable.of(false)) })
   })
