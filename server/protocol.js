@@ -29,12 +29,12 @@ export const CLOSE_REASONS = Object.freeze({ DELETED: 'deleted', REVOKED: 'revok
 /**
  * What an awareness state's `user` field may hold. Editors draw remote cursors with `color` and
  * `colorLight` inside a style attribute (y-codemirror.next) and show `name` as text, so a colour is
- * a hex colour and nothing else, and a name is short and free of control and bidi-override
- * characters. `colorLight` may add an alpha byte (`#rrggbbaa`).
+ * a hex colour and nothing else (`#rrggbb`, or the short `#rgb`), and a name is short and free of
+ * control and bidi-override characters. `colorLight` may add alpha (`#rrggbbaa`, `#rgba`).
  */
 export const AWARENESS_USER = Object.freeze({
-  COLOR_PATTERN: /^#[0-9a-fA-F]{6}$/,
-  COLOR_LIGHT_PATTERN: /^#[0-9a-fA-F]{6}(?:[0-9a-fA-F]{2})?$/,
+  COLOR_PATTERN: /^#(?:[0-9a-fA-F]{3}){1,2}$/,
+  COLOR_LIGHT_PATTERN: /^#(?:[0-9a-fA-F]{3,4}|[0-9a-fA-F]{6}|[0-9a-fA-F]{8})$/,
   MAX_NAME_LENGTH: 64,
   FORBIDDEN_NAME_CHARACTERS: /[\p{Cc}\u2028\u2029\u202A-\u202E\u2066-\u2069]/u
 })
@@ -54,10 +54,10 @@ export function awarenessUserProblem (user) {
     if (AWARENESS_USER.FORBIDDEN_NAME_CHARACTERS.test(name)) return '`user.name` must not hold control characters'
   }
   if (color !== undefined && (typeof color !== 'string' || !AWARENESS_USER.COLOR_PATTERN.test(color))) {
-    return '`user.color` must be a #rrggbb colour'
+    return '`user.color` must be a #rrggbb (or #rgb) colour'
   }
   if (colorLight !== undefined && (typeof colorLight !== 'string' || !AWARENESS_USER.COLOR_LIGHT_PATTERN.test(colorLight))) {
-    return '`user.colorLight` must be a #rrggbb or #rrggbbaa colour'
+    return '`user.colorLight` must be a hex colour: #rrggbb, #rrggbbaa, #rgb or #rgba'
   }
   return null
 }

@@ -81,7 +81,7 @@ describe('abusive clients of a server with auth on', { timeout: 60000 }, () => {
     assert.deepEqual(cursor, { ok: true }, 'a cursor-sized state is accepted')
   })
 
-  it('refuses awareness users whose colour is not #rrggbb or whose name holds control characters, with INVALID_UPDATE', async () => {
+  it('refuses awareness users whose colour is not hex (#rrggbb, #rgb) or whose name holds control characters, with INVALID_UPDATE', async () => {
     const id = await newSession()
     const viewer = editorWith((await mint(id, 'victor', 'viewer')).token)
     const alice = editorWith((await mint(id, 'alice', 'editor')).token)
@@ -93,6 +93,7 @@ describe('abusive clients of a server with auth on', { timeout: 60000 }, () => {
       { name: 'v', color: '#268bd2', colorLight: `${overlay}33` },
       { name: 'v', color: 'url(https://evil.example/x.png)' },
       { name: 'v', color: 42 },
+      { name: 'v', color: '#12345' },
       { name: 'line\nbreak', color: '#268bd2' },
       { name: 'right\u202Eto-left', color: '#268bd2' },
       { name: 'x'.repeat(65), color: '#268bd2' },
@@ -285,7 +286,7 @@ describe('abusive clients of a server with auth off', { timeout: 60000 }, () => 
 })
 
 describe('the shipped page', () => {
-  it('draws a remote user whose colour is not #rrggbb in a neutral colour, and strips control characters from its name', () => {
+  it('draws a remote user whose colour is not hex in a neutral colour, and strips control characters from its name', () => {
     const local = new Awareness(new Y.Doc())
     const remote = new Awareness(new Y.Doc())
     guardRemoteUsers(local)

@@ -3,7 +3,7 @@ import { safeColor } from './user.js'
 
 /**
  * The list of who has the document open, from awareness: everyone with a `user` field, this
- * browser first. Redrawn on every awareness change; names go in as text, colours only as `#rrggbb`.
+ * browser first. Redrawn on every awareness change; names go in as text, colours only as hex.
  * @param {import('y-protocols/awareness').Awareness} awareness
  * @returns {HTMLElement}
  */

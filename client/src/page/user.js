@@ -4,7 +4,7 @@
 import { AWARENESS_USER, awarenessUserProblem } from '../../../server/protocol.js'
 
 const STORAGE_KEY = 'tandem:user'
-/** Drawn for a remote user whose colour is not a plain `#rrggbb`. */
+/** Drawn for a remote user whose colour is not plain hex. */
 const FALLBACK_COLOR = '#808080'
 
 // Dark enough for the white label text y-codemirror.next draws on them.
@@ -47,7 +47,7 @@ export function awarenessUser ({ name, color }) {
 
 /**
  * Keeps the remote states this page draws safe: y-codemirror.next puts `user.color` and
- * `user.colorLight` into a style attribute, so a colour that is not `#rrggbb` (say, one ending in
+ * `user.colorLight` into a style attribute, so a colour that is not plain hex (say, one ending in
  * `; position: fixed; inset: 0`) would restyle the page. The server refuses such states; this holds
  * even against one that does not. A bad `user` is replaced in place, before the editor reads it:
  * call this before the editor's awareness listeners are added.
@@ -67,7 +67,7 @@ export function guardRemoteUsers (awareness) {
 }
 
 /**
- * A colour that is safe to draw with: `color` if it is `#rrggbb`, else a neutral grey.
+ * A colour that is safe to draw with: `color` if it is `#rrggbb` (or `#rgb`), else a neutral grey.
  * @param {unknown} color
  */
 export function safeColor (color) {
