@@ -10,6 +10,7 @@ import { errorHandler, notFound } from './http/error-handler.js'
 import { clientIpOf } from './http/client-ip.js'
 import { healthRoutes } from './http/health-routes.js'
 import { metricsRoutes } from './http/metrics-routes.js'
+import { allowedOrigins, corsHeaderOf, sameOriginOnly } from './http/origins.js'
 import { rateLimited } from './http/rate-limited.js'
 import { requestLog } from './http/request-log.js'
 import { sessionsRoutes } from './http/sessions-routes.js'
@@ -51,7 +52,7 @@ export async function createServer (config, deps = {}) {
   })
   const storageHealth = new StorageHealth(logger, metrics.storageErrors)
   const backend = await openBackend(config, logger, storageHealth)
-  const corsOrigin = config.corsOrigin === '*' ? '*' : config.corsOrigin.split(',').map(origin => origin.trim())
+  const corsOrigin = allowedOrigins(config.corsOrigin)
 
   const app = express()
   const httpServer = http.createServer(app)
@@ -73,7 +74,10 @@ export async function createServer (config, deps = {}) {
   const audit = createAudit(logger)
   const ipOf = clientIpOf(config.trustProxy)
   if (!access.enabled) {
-    logger.warn('AUTH IS OFF: no AUTH_SECRET is set, so anyone who can reach this server can join and edit any session. Set AUTH_SECRET and API_KEY before exposing it.')
+    logger.warn({ host: config.host, corsOrigin: config.corsOrigin },
+      'AUTH IS OFF: no AUTH_SECRET is set, so anyone who can reach this server can join and edit any session. ' +
+      'Unless HOST and CORS_ORIGIN are set, it binds 127.0.0.1 and serves only its own pages (CORS_ORIGIN=same-origin). ' +
+      'Set AUTH_SECRET and API_KEY before exposing it.')
   }
   io.use(admission({ config, limits, access, clientIpOf: ipOf, audit }))
   handleConnections(io, { registry, sessions, cluster, config, metrics, logger, access, limits, audit, relayOptions, clientIpOf: ipOf, now: deps.now })
@@ -85,7 +89,8 @@ export async function createServer (config, deps = {}) {
   app.set('trust proxy', config.trustProxy)
   app.use(helmet())
   app.use(requestLog(logger))
-  app.use(cors({ origin: corsOrigin }))
+  app.use(sameOriginOnly(corsOrigin))
+  app.use(cors({ origin: corsHeaderOf(corsOrigin) }))
   app.use(express.json({ limit: config.maxBodyBytes }))
   app.use('/api', healthRoutes({ storage: backend.storage, broadcast: backend.broadcast, auth: access.enabled, isReady, storageError: () => storageHealth.error }))
   app.use('/api/sessions', rateLimited(limits.rest, audit), sessionsRoutes({

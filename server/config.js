@@ -4,21 +4,28 @@
 import { hostname } from 'node:os'
 
 const MiB = 1024 * 1024
+const LOOPBACK = '127.0.0.1'
+
+/** `CORS_ORIGIN` value that allows no other origin: pages this server serves, and clients that are not browsers. */
+export const SAME_ORIGIN = 'same-origin'
 
 /**
  * @typedef {object} Config
  * @property {number} port HTTP port (0 = any free port). Default 3000.
- * @property {string} host interface to bind. Default 0.0.0.0.
+ * @property {string} host interface to bind. Default 0.0.0.0; 127.0.0.1 while auth is off and HOST is unset.
  * @property {string} dataDir directory of the embedded LevelDB store. Default ./data.
  * @property {string} logLevel pino level, or `silent`. Default info.
  * @property {number} maxUpdateBytes largest Yjs update accepted, in bytes. Default 1 MiB.
  * @property {number} maxBodyBytes largest REST request body, in bytes. Default 2 MiB.
  * @property {number} maxDocsPerSocket documents one connection may hold open at once. Default 20.
+ * @property {number} maxConnectionsPerUser connections one user (every token of that user) may join one
+ *   document with, per process (0 = no limit; auth off has no users to count). Default 3.
  * @property {number} defaultMaxEditors `maxEditors` of a session created without one. Default 50.
  * @property {number} docIdleMs how long a document with no editors stays loaded, in ms. Default 30000.
  * @property {number} compactAfterUpdates stored updates after which a document's log is compacted. Default 500.
  * @property {boolean} syncWrites fsync every acknowledged write (survives power loss, not just kill -9). Default false.
- * @property {string} corsOrigin allowed browser origins: `*`, or a comma-separated list. Default `*`.
+ * @property {string} corsOrigin allowed browser origins: `*`, `same-origin`, or a comma-separated list.
+ *   Default `*`; `same-origin` while auth is off and CORS_ORIGIN is unset.
  * @property {number} shutdownTimeoutMs bound on graceful shutdown before the process exits anyway. Default 10000.
  * @property {string} redisUrl Redis for sessions, documents and broadcasts (`redis://`, `rediss://`, or
  *   `redis+cluster://host:port,host:port`). Empty: embedded LevelDB and one process. Default empty.
@@ -55,6 +62,13 @@ const MiB = 1024 * 1024
  *   included), in bytes. Default 64 MiB.
  * @property {number} awarenessIntervalMs shortest time between two awareness messages to a room, in ms;
  *   changes in between are merged (latest state per client). 0 = relay each at once. Default 50.
+ * @property {number} maxAwarenessStateBytes largest awareness state of one client (name, colour, cursor),
+ *   in bytes of JSON. Default 4096.
+ * @property {number} maxAwarenessBytes awareness states one document holds in all, in bytes of JSON.
+ *   Default 524288.
+ * @property {number} awarenessIdHoldMs how long an awareness client id stays bound to the user who
+ *   released it (left, or cleared its state), so another user cannot take a departed editor's cursor
+ *   over, in ms. Default 300000.
  * @property {number} fanOutSpacing gap between a busy room's broadcasts, in multiples of the time the
  *   last one took to send (updates arriving meanwhile are merged into the next); 0 = every event-loop
  *   turn. Default 3.
@@ -71,6 +85,7 @@ const OPTIONS = {
   maxUpdateBytes: { env: 'MAX_UPDATE_BYTES', default: String(MiB), parse: integer(64, 64 * MiB) },
   maxBodyBytes: { env: 'MAX_BODY_BYTES', default: String(2 * MiB), parse: integer(1024, 64 * MiB) },
   maxDocsPerSocket: { env: 'MAX_DOCS_PER_SOCKET', default: '20', parse: integer(1, 10000) },
+  maxConnectionsPerUser: { env: 'MAX_CONNECTIONS_PER_USER', default: '3', parse: integer(0, 10000) },
   defaultMaxEditors: { env: 'DEFAULT_MAX_EDITORS', default: '50', parse: integer(1, 100000) },
   docIdleMs: { env: 'DOC_IDLE_MS', default: '30000', parse: integer(0, 24 * 3600 * 1000) },
   compactAfterUpdates: { env: 'COMPACT_AFTER_UPDATES', default: '500', parse: integer(2, 1e7) },
@@ -101,6 +116,9 @@ const OPTIONS = {
   joinsPerMinute: { env: 'JOINS_PER_MINUTE', default: '600', parse: integer(0, 1e7) },
   maxDocBytes: { env: 'MAX_DOC_BYTES', default: String(64 * MiB), parse: integer(1024, 4096 * MiB) },
   awarenessIntervalMs: { env: 'AWARENESS_INTERVAL_MS', default: '50', parse: integer(0, 10000) },
+  maxAwarenessStateBytes: { env: 'MAX_AWARENESS_STATE_BYTES', default: '4096', parse: integer(256, MiB) },
+  maxAwarenessBytes: { env: 'MAX_AWARENESS_BYTES', default: String(512 * 1024), parse: integer(1024, 1024 * MiB) },
+  awarenessIdHoldMs: { env: 'AWARENESS_ID_HOLD_MS', default: '300000', parse: integer(0, 24 * 3600 * 1000) },
   fanOutSpacing: { env: 'FANOUT_SPACING', default: '3', parse: integer(0, 100) },
   maxBufferedBytes: { env: 'MAX_BUFFERED_BYTES', default: String(16 * MiB), parse: integer(64 * 1024, 1024 * MiB) }
 }
@@ -133,6 +151,13 @@ export function loadConfig (env, overrides = {}) {
       throw new ConfigError(`${option.env}=${shown} is invalid: ${/** @type {Error} */ (err).message}`)
     }
   }
+  // Auth off lets anyone who reaches the server edit any session: unless told otherwise, only this
+  // machine reaches it, and only pages it serves itself may call it (no other site the developer
+  // visits can read or change sessions through the browser).
+  if (!config.authSecret) {
+    if (!('host' in overrides) && env.HOST === undefined) config.host = LOOPBACK
+    if (!('corsOrigin' in overrides) && env.CORS_ORIGIN === undefined) config.corsOrigin = SAME_ORIGIN
+  }
   if (config.transports === 'auto') {
     config.transports = usesRedis(config) ? ['websocket'] : ['polling', 'websocket']
   }
@@ -158,6 +183,9 @@ export function loadConfig (env, overrides = {}) {
   }
   if (config.bytesPerSecond !== 0 && config.bytesPerSecond < config.maxUpdateBytes) {
     throw new ConfigError('BYTES_PER_SECOND must be at least MAX_UPDATE_BYTES, or 0: the largest update must fit')
+  }
+  if (config.maxAwarenessStateBytes > config.maxAwarenessBytes) {
+    throw new ConfigError('MAX_AWARENESS_STATE_BYTES must not exceed MAX_AWARENESS_BYTES: one state must fit')
   }
   if (cluster && config.redisAdapter === 'classic') {
     throw new ConfigError('REDIS_ADAPTER=classic does not work on a Redis Cluster; use sharded')

@@ -205,7 +205,7 @@ function typing (count) {
 describe('a client that stops reading', () => {
   it('is dropped once the server has queued MAX_BUFFERED_BYTES for it; the others never wait', async (t) => {
     const MiB = 1024 * 1024
-    const tandem = await startServer({ maxBufferedBytes: MiB, maxUpdateBytes: 512 * 1024, awarenessPerSecond: 0, awarenessIntervalMs: 0, bytesPerSecond: 0 })
+    const tandem = await startServer({ maxBufferedBytes: MiB, maxUpdateBytes: 512 * 1024, awarenessPerSecond: 0, awarenessIntervalMs: 0, bytesPerSecond: 0, maxAwarenessStateBytes: 512 * 1024, maxAwarenessBytes: MiB })
     const { id } = await createSession(tandem.url)
     const [alice, bob, slow] = [new TestEditor(tandem.url), new TestEditor(tandem.url), new TestEditor(tandem.url)]
     for (const e of [alice, bob, slow]) await e.join(id)

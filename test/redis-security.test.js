@@ -53,8 +53,8 @@ describe('security across two servers sharing one Redis', { skip: missing('redis
 
     assert.equal((await api(a.url, `/api/sessions/${session.id}/tokens/${alice.tokenId}`, { method: 'DELETE', headers: KEY })).status, 204)
     await eventually(() => aliceOnB.received.some(r => r.event === EVENTS.CLOSED && r.payload.reason === 'revoked'))
-    const again = await editorOn(b, alice.token).join(session.id)
-    assert.equal(again.error.code, 'UNAUTHORIZED', 'server B refuses the revoked token too')
+    const again = await editorOn(b, alice.token).connectError()
+    assert.equal(/** @type {any} */ (again).data.code, 'UNAUTHORIZED', 'server B refuses the revoked token too')
     assert.deepEqual(await bobOnA.insert(session.id, 0, 'bob goes on'), { ok: true })
   })
 

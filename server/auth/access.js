@@ -7,10 +7,11 @@ import { TokenIssuer } from './tokens.js'
  * @property {'editor' | 'viewer'} role
  * @property {string | null} user null while auth is off
  * @property {string | null} tokenId
+ * @property {number | null} expiresAtMs when the token expires (ms since the epoch); null while auth is off
  */
 
 /** While auth is off (development without AUTH_SECRET) everyone joins as an editor. */
-const OPEN_ACCESS = Object.freeze({ role: ROLES.EDITOR, user: null, tokenId: null })
+const OPEN_ACCESS = Object.freeze({ role: ROLES.EDITOR, user: null, tokenId: null, expiresAtMs: null })
 
 /**
  * Who may join which document: mints join tokens, checks them (signature, expiry, session,
@@ -42,9 +43,14 @@ export class Access {
     return { ...await this.issuer.issue({ session, user, role, ttlSeconds: ttl ?? this.config.tokenTtlSeconds }), user, role }
   }
 
-  /** Checks a handshake's token: signed here and unexpired (which documents it opens is checked at join). @param {unknown} token */
+  /**
+   * Checks a handshake's token: signed here, unexpired and not revoked (which documents it opens is
+   * checked at join).
+   * @param {unknown} token
+   */
   async verifyHandshake (token) {
-    if (this.issuer) await this.issuer.verify(token)
+    if (!this.issuer) return
+    await this.#checkRevoked(await this.issuer.verify(token))
   }
 
   /**
@@ -57,13 +63,16 @@ export class Access {
     if (!this.issuer) return OPEN_ACCESS
     const grant = await this.issuer.verify(token)
     if (grant.session !== docId) throw new AppError('FORBIDDEN', `the token is for session ${grant.session}, not ${docId}`)
+    await this.#checkRevoked(grant)
+    return { role: grant.role, user: grant.user, tokenId: grant.tokenId, expiresAtMs: grant.expiresAtMs }
+  }
+
+  /** @param {import('./tokens.js').Grant} grant */
+  async #checkRevoked (grant) {
     const [tokenRevoked, userRevokedAt] = await fromStorage(
-      this.store.revocations(docId, [tokenKey(grant.tokenId), userKey(grant.user)])
+      this.store.revocations(grant.session, [tokenKey(grant.tokenId), userKey(grant.user)])
     )
-    if (tokenRevoked !== undefined || (userRevokedAt !== undefined && grant.issuedAtMs <= userRevokedAt)) {
-      throw new AppError('UNAUTHORIZED', 'the token has been revoked')
-    }
-    return { role: grant.role, user: grant.user, tokenId: grant.tokenId }
+    if (tokenRevoked !== undefined || (userRevokedAt !== undefined && grant.issuedAtMs <= userRevokedAt)) throw revoked()
   }
 
   /** @param {string} session @param {string} tokenId */
@@ -77,6 +86,7 @@ export class Access {
   }
 }
 
+const revoked = () => new AppError('UNAUTHORIZED', 'the token has been revoked')
 /** @param {string} tokenId */
 const tokenKey = tokenId => `token:${tokenId}`
 /** @param {string} user */

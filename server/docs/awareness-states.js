@@ -1,6 +1,7 @@
 import * as decoding from 'lib0/decoding'
 import * as encoding from 'lib0/encoding'
 import { AppError } from '../errors.js'
+import { awarenessUserProblem } from '../protocol.js'
 
 // The server's copy of a document's awareness (cursors, selections, names), in the y-protocols wire
 // format: varUint count, then per client varUint clientID, varUint clock, varString JSON state. The
@@ -18,57 +19,101 @@ export const MAX_CLIENTS_PER_CONNECTION = 16
 /** Removals kept to order a late, older update of a departed client (oldest forgotten first). */
 const MAX_REMOVALS_KEPT = 1024
 
+/** Released client ids kept bound to their user (oldest forgotten first). */
+const MAX_RELEASES_KEPT = 4096
+
+/**
+ * @typedef {object} AwarenessLimits
+ * @property {number} maxStateBytes largest state of one client, in bytes of JSON
+ * @property {number} maxTotalBytes states of all clients together, in bytes of JSON
+ * @property {number} holdMs how long a released client id stays bound to its user
+ */
+
+/**
+ * @typedef {object} Announcer who sends an awareness update
+ * @property {unknown} owner the connection
+ * @property {string | null} user its user; null while auth is off (everyone is the same user)
+ * @property {Set<number>} announced the client ids `owner` has announced here; kept up to date
+ */
+
 export class AwarenessStates {
-  /** @type {Map<number, { clock: number, state: string }>} live clients; state is raw JSON */
+  /** @type {Map<number, { clock: number, state: string, bytes: number }>} live clients; state is raw JSON */
   #clients = new Map()
   /** @type {Map<number, number>} clock of each recently removed client */
   #removed = new Map()
-  /** @type {Map<number, unknown>} which connection announced each live client id */
+  /** @type {Map<number, { owner: unknown, user: string | null }>} who announced each live client id */
   #owners = new Map()
+  /** @type {Map<number, { user: string | null, at: number }>} released client ids: their user, and when */
+  #released = new Map()
+  /** Bytes of JSON of every live state. */
+  #bytes = 0
 
   /**
-   * Validates and applies an awareness update from `owner` (a connection); returns its entries.
-   * Changes nothing and throws INVALID_UPDATE if any part of it is malformed, FORBIDDEN if it speaks
-   * for a client id announced by a connection it may not replace (one user cannot move or hide
-   * another's cursor; the same user reconnecting takes its client ids over), RATE_LIMITED if it
-   * would leave `owner` with more than MAX_CLIENTS_PER_CONNECTION client ids.
+   * Validates and applies an awareness update from a connection; returns its entries. Changes
+   * nothing and throws INVALID_UPDATE if any part of it is malformed (an unsafe `user` included),
+   * FORBIDDEN if it speaks for a client id announced by another user, or released by another user
+   * within `holdMs` (one user cannot move, hide or take over another's cursor; the same user
+   * reconnecting takes its client ids back), RATE_LIMITED if it would leave the connection with more
+   * than MAX_CLIENTS_PER_CONNECTION client ids, TOO_LARGE if a state exceeds `maxStateBytes` or the
+   * document's states would exceed `maxTotalBytes`.
    * @param {Uint8Array} update
-   * @param {unknown} owner
-   * @param {Set<number>} announced the client ids `owner` has announced here; kept up to date
-   * @param {(previousOwner: unknown) => boolean} mayReplace
+   * @param {Announcer} announcer
+   * @param {AwarenessLimits} limits
    * @returns {AwarenessEntry[]}
    */
-  apply (update, owner, announced, mayReplace) {
+  apply (update, { owner, user, announced }, { maxStateBytes, maxTotalBytes, holdMs }) {
     const entries = decodeEntries(update)
+    const now = Date.now()
     // How many ids `owner` would hold afterwards (an id repeated in one update counts each time).
     let count = announced.size
-    for (const { clientId, state } of entries) {
+    /** @type {Map<number, { clock: number, bytes: number }>} what each id would hold afterwards */
+    const after = new Map()
+    for (const { clientId, clock, state } of entries) {
       const current = this.#owners.get(clientId)
-      if (current !== undefined && current !== owner && !mayReplace(current)) {
+      if (current !== undefined && current.owner !== owner && current.user !== user) {
         throw new AppError('FORBIDDEN', `awareness client ${clientId} belongs to another user`)
       }
-      if (state !== 'null') count += announced.has(clientId) ? 0 : 1
+      const released = this.#released.get(clientId)
+      if (current === undefined && released !== undefined && released.user !== user && now - released.at < holdMs) {
+        throw new AppError('FORBIDDEN', `awareness client ${clientId} was released by another user a moment ago`)
+      }
+      const removal = state === 'null'
+      const bytes = removal ? 0 : Buffer.byteLength(state)
+      if (bytes > maxStateBytes) {
+        throw new AppError('TOO_LARGE', `an awareness state may hold at most ${maxStateBytes} bytes`)
+      }
+      if (!removal) count += announced.has(clientId) ? 0 : 1
       else if (announced.has(clientId)) count--
+      const known = after.get(clientId)?.clock ?? this.#clients.get(clientId)?.clock ?? this.#removed.get(clientId)
+      if (!supersedes(clock, removal, known)) continue
+      after.set(clientId, { clock, bytes })
     }
     if (count > MAX_CLIENTS_PER_CONNECTION) {
       throw new AppError('RATE_LIMITED', `a connection may show at most ${MAX_CLIENTS_PER_CONNECTION} awareness clients per document`)
+    }
+    let total = this.#bytes
+    for (const [clientId, { bytes }] of after) total += bytes - (this.#clients.get(clientId)?.bytes ?? 0)
+    if (total > maxTotalBytes && total > this.#bytes) {
+      throw new AppError('TOO_LARGE', `the awareness states of a document may hold at most ${maxTotalBytes} bytes`)
     }
     for (const { clientId, clock, state } of entries) {
       const removal = state === 'null'
       if (removal) {
         announced.delete(clientId)
-        this.#owners.delete(clientId)
+        if (this.#owners.delete(clientId)) this.#release(clientId, user, now)
       } else {
         announced.add(clientId)
-        this.#owners.set(clientId, owner)
+        this.#owners.set(clientId, { owner, user })
+        this.#released.delete(clientId)
       }
-      // Same rule as y-protocols: a newer clock wins; a removal at the same clock also wins.
       const current = this.#clients.get(clientId)
-      const known = current?.clock ?? this.#removed.get(clientId)
-      if (known !== undefined && (known > clock || (known === clock && !removal))) continue
+      if (!supersedes(clock, removal, current?.clock ?? this.#removed.get(clientId))) continue
+      if (current) this.#bytes -= current.bytes
       if (!removal) {
         this.#removed.delete(clientId)
-        this.#clients.set(clientId, { clock, state })
+        const bytes = Buffer.byteLength(state)
+        this.#clients.set(clientId, { clock, state, bytes })
+        this.#bytes += bytes
       } else if (current) {
         this.#clients.delete(clientId)
         this.#remember(clientId, clock)
@@ -79,7 +124,8 @@ export class AwarenessStates {
 
   /**
    * Marks the clients `owner` announced as gone and returns the update that tells the others. Ids
-   * another connection has taken over since (a reconnect) are left alone.
+   * another connection has taken over since (a reconnect) are left alone. The ids stay bound to the
+   * owner's user for `holdMs` (see `apply`).
    * @param {Iterable<number>} clientIds
    * @param {unknown} owner
    * @returns {Uint8Array | null} null when nothing was removed
@@ -87,12 +133,16 @@ export class AwarenessStates {
   remove (clientIds, owner) {
     /** @type {AwarenessEntry[]} */
     const removed = []
+    const now = Date.now()
     for (const clientId of clientIds) {
-      if (this.#owners.get(clientId) !== owner) continue
+      const announcer = this.#owners.get(clientId)
+      if (announcer === undefined || announcer.owner !== owner) continue
       this.#owners.delete(clientId)
+      this.#release(clientId, announcer.user, now)
       const current = this.#clients.get(clientId)
       if (!current) continue
       this.#clients.delete(clientId)
+      this.#bytes -= current.bytes
       this.#remember(clientId, current.clock + 1)
       removed.push({ clientId, clock: current.clock + 1, state: 'null' })
     }
@@ -129,12 +179,27 @@ export class AwarenessStates {
     return this.#clients.size + this.#removed.size
   }
 
+  /** @param {number} clientId @param {string | null} user @param {number} now */
+  #release (clientId, user, now) {
+    this.#released.delete(clientId)
+    this.#released.set(clientId, { user, at: now })
+    if (this.#released.size > MAX_RELEASES_KEPT) this.#released.delete(/** @type {number} */ (this.#released.keys().next().value))
+  }
+
   /** @param {number} clientId @param {number} clock */
   #remember (clientId, clock) {
     this.#removed.delete(clientId)
     this.#removed.set(clientId, clock)
     if (this.#removed.size > MAX_REMOVALS_KEPT) this.#removed.delete(/** @type {number} */ (this.#removed.keys().next().value))
   }
+}
+
+/**
+ * Same rule as y-protocols: a newer clock wins; a removal at the same clock also wins.
+ * @param {number} clock @param {boolean} removal @param {number | undefined} known the clock held
+ */
+function supersedes (clock, removal, known) {
+  return known === undefined || clock > known || (clock === known && removal)
 }
 
 /** @param {Uint8Array} update @returns {AwarenessEntry[]} */
@@ -150,11 +215,14 @@ function decodeEntries (update) {
       const state = decoding.readVarString(decoder)
       const parsed = JSON.parse(state)
       if (parsed !== null && typeof parsed !== 'object') throw new Error('state must be an object or null')
+      const problem = parsed?.user === undefined ? null : awarenessUserProblem(parsed.user)
+      if (problem) throw new AppError('INVALID_UPDATE', problem)
       entries.push({ clientId, clock, state })
     }
     if (decoding.hasContent(decoder)) throw new Error('trailing bytes')
     return entries
-  } catch {
+  } catch (err) {
+    if (err instanceof AppError) throw err
     throw new AppError('INVALID_UPDATE', 'update is not a valid awareness update')
   }
 }

@@ -9,9 +9,16 @@ import { compareIds } from './stream-ids.js'
 
 const LOCK_TTL_MS = 30000
 
+// How long a deleted document's tombstone outlives it: longer than any copy of it another worker
+// may still hold (DOC_IDLE_MS is at most a day) and compact.
+const TOMBSTONE_TTL_MS = 7 * 24 * 3600 * 1000
+
 // Stores a snapshot only if it covers more than the stored one, then trims what it covers, in one
 // step: a worker holding a stale copy can never replace a newer snapshot and lose trimmed entries.
+// A document that was deleted (tombstone set, or its log gone) is left deleted: a worker still
+// holding a copy when the session is deleted would otherwise write its content back.
 const COMPACT_SCRIPT = `
+if redis.call('EXISTS', KEYS[3]) == 1 or redis.call('EXISTS', KEYS[2]) == 0 then return 0 end
 local function older (a, b)
   local am, as = string.match(a, '(%d+)-(%d+)')
   local bm, bs = string.match(b, '(%d+)-(%d+)')
@@ -28,8 +35,10 @@ return 1
 
 // Appends updates and returns the entry before them, the last of them and the log's length: the
 // feed (redis-doc-feed.js) tells other processes which span of the stream a write covers. With
-// the log trimmed empty, the entry before is the one the snapshot covers.
+// the log trimmed empty, the entry before is the one the snapshot covers. A deleted document
+// (tombstone set) takes no more writes: a copy still held somewhere must not bring its log back.
 const APPEND_SCRIPT = `
+if redis.call('EXISTS', KEYS[3]) == 1 then return redis.error_reply('DELETED the document was deleted') end
 local newest = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
 local prev = newest[1] and newest[1][1] or redis.call('HGET', KEYS[2], 'position') or '0-0'
 local last
@@ -56,8 +65,8 @@ export class RedisDocStore {
   constructor (client, { waitAof }) {
     this.client = client
     this.waitAof = waitAof
-    client.defineCommand('tandemCompact', { numberOfKeys: 2, lua: COMPACT_SCRIPT })
-    client.defineCommand('tandemAppend', { numberOfKeys: 2, lua: APPEND_SCRIPT })
+    client.defineCommand('tandemCompact', { numberOfKeys: 3, lua: COMPACT_SCRIPT })
+    client.defineCommand('tandemAppend', { numberOfKeys: 3, lua: APPEND_SCRIPT })
     client.defineCommand('tandemUnlock', { numberOfKeys: 1, lua: UNLOCK_SCRIPT })
   }
 
@@ -96,7 +105,7 @@ export class RedisDocStore {
   async append (docId, updates) {
     const keys = keysOf(docId)
     const buffers = updates.map(update => Buffer.from(update.buffer, update.byteOffset, update.byteLength))
-    const [prev, last, logLength] = await /** @type {any} */ (this.client).tandemAppend(keys.log, keys.snap, ...buffers)
+    const [prev, last, logLength] = await /** @type {any} */ (this.client).tandemAppend(keys.log, keys.snap, keys.deleted, ...buffers)
     if (this.waitAof) await this.#waitAof()
     return { logLength, span: { prev: String(prev), last: String(last) } }
   }
@@ -113,7 +122,7 @@ export class RedisDocStore {
     try {
       const { snapshot, position } = await makeSnapshot()
       const data = Buffer.from(snapshot.buffer, snapshot.byteOffset, snapshot.byteLength)
-      return (await /** @type {any} */ (this.client).tandemCompact(keys.snap, keys.log, data, position ?? '0-0')) === 1
+      return (await /** @type {any} */ (this.client).tandemCompact(keys.snap, keys.log, keys.deleted, data, position ?? '0-0')) === 1
     } finally {
       await /** @type {any} */ (this.client).tandemUnlock(keys.lock, token).catch(() => {})
     }
@@ -122,7 +131,9 @@ export class RedisDocStore {
   /** @param {string} docId */
   async delete (docId) {
     const keys = keysOf(docId)
-    await this.client.del(keys.snap, keys.log, keys.lock)
+    await execMulti(this.client.multi()
+      .del(keys.snap, keys.log, keys.lock)
+      .set(keys.deleted, '1', 'PX', TOMBSTONE_TTL_MS))
   }
 
   async #waitAof () {
@@ -135,5 +146,5 @@ export class RedisDocStore {
 /** @param {string} docId */
 function keysOf (docId) {
   const tag = `tandem:{doc:${docId}}`
-  return { log: `${tag}:log`, snap: `${tag}:snap`, lock: `${tag}:lock` }
+  return { log: `${tag}:log`, snap: `${tag}:snap`, lock: `${tag}:lock`, deleted: `${tag}:deleted` }
 }

@@ -1,8 +1,8 @@
 import * as Y from 'yjs'
 import { AppError } from '../errors.js'
-import { EVENTS, ROLES } from '../protocol.js'
+import { CLOSE_REASONS, EVENTS, ROLES } from '../protocol.js'
 import { checkUpdate } from '../docs/update-check.js'
-import { attach, detach, membershipsOf } from './editors.js'
+import { attach, closeMembership, detach, membershipsOf } from './editors.js'
 import { relayOf } from './room-relay.js'
 import { binaryOf, docIdOf } from './payloads.js'
 import { refusal, withAck } from './with-ack.js'
@@ -48,6 +48,13 @@ export function registerDocHandlers (socket, ctx) {
   const memberships = membershipsOf(socket)
   const rates = connectionLimits(config, ctx.now)
   const { relayOptions } = ctx
+  const awarenessLimits = {
+    maxStateBytes: config.maxAwarenessStateBytes,
+    maxTotalBytes: config.maxAwarenessBytes,
+    holdMs: config.awarenessIdHoldMs
+  }
+  /** Joins of documents not yet held that are still in flight. */
+  let joining = 0
 
   socket.on(EVENTS.JOIN, withAck(EVENTS.JOIN, async (payload) => {
     const docId = docIdOf(payload)
@@ -70,15 +77,30 @@ export function registerDocHandlers (socket, ctx) {
    * Lets the socket into a document it has not joined: the token must open it, the session exist,
    * the document load, the room have space cluster-wide, and the copy here be current.
    *
-   * The socket enters the room before the state it is sent is read: from then on every update
-   * reaches it either in that state or as a broadcast (both, at worst, which Yjs ignores).
+   * Joins still in flight count against `maxDocsPerSocket`: concurrent joins would otherwise all
+   * pass the check before any of them is attached.
    * @param {string} docId
    * @param {unknown} token the join's own, else the handshake's
    */
   async function admit (docId, token) {
-    if (memberships.size >= config.maxDocsPerSocket) {
+    if (memberships.size + joining >= config.maxDocsPerSocket) {
       throw new AppError('RATE_LIMITED', `a connection may hold at most ${config.maxDocsPerSocket} documents`)
     }
+    joining++
+    try {
+      return await enter(docId, token)
+    } finally {
+      joining--
+    }
+  }
+
+  /**
+   * The socket enters the room before the state it is sent is read: from then on every update
+   * reaches it either in that state or as a broadcast (both, at worst, which Yjs ignores).
+   * @param {string} docId
+   * @param {unknown} token
+   */
+  async function enter (docId, token) {
     const grant = await access.authorize(token, docId)
     const session = await sessions.record(docId)
     const doc = await registry.open(docId)
@@ -97,25 +119,44 @@ export function registerDocHandlers (socket, ctx) {
     }
     // A second join of the same document may have raced this one through the awaits above.
     if (memberships.has(docId)) return rejoin(/** @type {Membership} */ (memberships.get(docId)))
-    attach(socket, doc, grant)
+    attach(socket, doc, grant, registry)
     // Joins in this process that passed the count above while it was being taken count too.
     if (remote + doc.sockets.size > session.maxEditors) {
       detach(socket, docId, registry)
       throw roomFull(docId, session.maxEditors)
     }
+    // Seats are counted per connection: without this one token could open them all.
+    if (config.maxConnectionsPerUser !== 0 && grant.user !== null &&
+        connectionsOf(doc, grant.user) > config.maxConnectionsPerUser) {
+      detach(socket, docId, registry)
+      throw new AppError('RATE_LIMITED', `a user may join a document with at most ${config.maxConnectionsPerUser} connections`)
+    }
     try {
+      // A revocation stored while this join was on its way closed only the sockets attached by
+      // then; from here on it reaches this one too. Asking again covers the time in between.
+      await access.authorize(token, docId)
       await cluster.docSubscribed(docId)
       await catchUp(doc)
     } catch (err) {
       detach(socket, docId, registry)
       throw err instanceof AppError ? err : new AppError('UNAVAILABLE', 'could not join the room; retry')
     }
+    // Closed while joining (deleted, revoked or expired; the socket was sent `doc:closed`).
+    if (memberships.get(docId)?.doc !== doc) throw new AppError('UNAVAILABLE', `${docId} was closed while joining; retry`)
     logger.debug({ doc: docId, user: grant.user, role: grant.role }, 'joined')
     return { doc, editors: remote + doc.sockets.size, role: grant.role }
   }
 
-  /** A join of a document the socket already holds: fresh state, no second seat. @param {Membership} membership */
-  async function rejoin ({ doc, role }) {
+  /**
+   * A join of a document the socket already holds: fresh state, no second seat, and the end of a
+   * membership whose token has expired.
+   * @param {Membership} membership
+   */
+  async function rejoin ({ doc, role, expiresAtMs }) {
+    if (expiresAtMs !== null && Date.now() >= expiresAtMs) {
+      closeMembership(socket, doc.id, registry, CLOSE_REASONS.EXPIRED)
+      throw new AppError('UNAUTHORIZED', 'the token has expired')
+    }
     await catchUp(doc)
     const [editors] = await cluster.editorCounts([doc.id])
     return { doc, editors, role }
@@ -194,8 +235,8 @@ export function registerDocHandlers (socket, ctx) {
       if (!membership) throw notJoined(docId)
       rates.awareness.take()
       rates.bytes.take(update.byteLength)
-      const entries = membership.doc.awareness.apply(update, socket, membership.awarenessClients,
-        (/** @type {any} */ previous) => sameUser(previous, membership, docId))
+      const entries = membership.doc.awareness.apply(update,
+        { owner: socket, user: membership.user, announced: membership.awarenessClients }, awarenessLimits)
       relayOf(membership.doc, socket.nsp, relayOptions).awareness(entries)
       if (typeof ack === 'function') ack({ ok: true })
     } catch (err) {
@@ -226,15 +267,14 @@ export function registerDocHandlers (socket, ctx) {
 }
 
 /**
- * Whether `previous` (the connection that announced an awareness client id) is the same user as
- * this membership, which may then take the id over (a reconnect). With auth off everyone is.
- * @param {import('socket.io').Socket} previous
- * @param {Membership} membership
- * @param {string} docId
+ * The connections in this process that joined `doc` as `user`.
+ * @param {LiveDoc} doc
+ * @param {string} user
  */
-function sameUser (previous, membership, docId) {
-  const theirs = membershipsOf(previous).get(docId)
-  return !theirs || theirs.user === membership.user
+function connectionsOf (doc, user) {
+  let count = 0
+  for (const socket of doc.sockets) if (membershipsOf(socket).get(doc.id)?.user === user) count++
+  return count
 }
 
 /** @param {Uint8Array} sv */

@@ -1,4 +1,5 @@
 import { CLOSE_REASONS, EVENTS } from '../protocol.js'
+import { callAt } from './deadline.js'
 import { forgetAwareness, roomOf } from './room-relay.js'
 
 // Which socket holds which document, kept on both sides: the socket's memberships (what it joined,
@@ -9,7 +10,8 @@ import { forgetAwareness, roomOf } from './room-relay.js'
 /**
  * @typedef {import('../auth/access.js').Membership & {
  *   doc: import('../docs/live-doc.js').LiveDoc,
- *   awarenessClients: Set<number>
+ *   awarenessClients: Set<number>,
+ *   cancelExpiry: () => void
  * }} Membership
  */
 
@@ -32,14 +34,34 @@ export function membershipsOf (socket) {
 }
 
 /**
+ * Puts a socket in a document. A membership ends when its token expires: the socket gets
+ * `doc:closed` with reason `expired` (a token checked only at join would otherwise work for as long
+ * as the connection lasts).
  * @param {import('socket.io').Socket} socket
  * @param {import('../docs/live-doc.js').LiveDoc} doc
  * @param {import('../auth/access.js').Membership} access
+ * @param {import('../docs/doc-registry.js').DocRegistry} registry
  */
-export function attach (socket, doc, { role, user, tokenId }) {
-  membershipsOf(socket).set(doc.id, { doc, role, user, tokenId, awarenessClients: new Set() })
+export function attach (socket, doc, { role, user, tokenId, expiresAtMs }, registry) {
+  const cancelExpiry = expiresAtMs === null
+    ? () => {}
+    : callAt(expiresAtMs, () => closeMembership(socket, doc.id, registry, CLOSE_REASONS.EXPIRED))
+  membershipsOf(socket).set(doc.id, { doc, role, user, tokenId, expiresAtMs, awarenessClients: new Set(), cancelExpiry })
   doc.sockets.add(socket)
   socket.join(roomOf(doc.id))
+}
+
+/**
+ * Ends one socket's membership of a document, telling it why.
+ * @param {import('socket.io').Socket} socket
+ * @param {string} docId
+ * @param {import('../docs/doc-registry.js').DocRegistry} registry
+ * @param {string} reason one of CLOSE_REASONS
+ */
+export function closeMembership (socket, docId, registry, reason) {
+  if (!membershipsOf(socket).has(docId)) return
+  socket.emit(EVENTS.CLOSED, { doc: docId, reason })
+  detach(socket, docId, registry)
 }
 
 /**
@@ -54,6 +76,7 @@ export function detach (socket, docId, registry) {
   const membership = memberships.get(docId)
   if (!membership) return false
   const { doc, awarenessClients } = membership
+  membership.cancelExpiry()
   memberships.delete(docId)
   doc.sockets.delete(socket)
   socket.leave(roomOf(docId))
@@ -99,7 +122,6 @@ function closeFor (registry, docId, reason, selected) {
   for (const socket of [...doc.sockets]) {
     const membership = membershipsOf(socket).get(docId)
     if (!membership || !selected(membership)) continue
-    socket.emit(EVENTS.CLOSED, { doc: docId, reason })
-    detach(socket, docId, registry)
+    closeMembership(socket, docId, registry, reason)
   }
 }

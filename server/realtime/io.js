@@ -1,4 +1,5 @@
 import { Server } from 'socket.io'
+import { corsHeaderOf, originAllowed } from '../http/origins.js'
 import { PARSER } from '../parser.js'
 import { registerDocHandlers } from './doc-handlers.js'
 
@@ -16,7 +17,7 @@ export const maxFrameBytes = maxUpdateBytes => Math.ceil(maxUpdateBytes * 4 / 3)
  * @param {import('node:http').Server} httpServer
  * @param {object} options
  * @param {import('../config.js').Config} options.config
- * @param {string | string[]} options.corsOrigin
+ * @param {import('../http/origins.js').AllowedOrigins} options.corsOrigin
  * @param {any} [options.adapter] absent = the in-memory adapter of a single process
  */
 export function createIo (httpServer, { config, corsOrigin, adapter }) {
@@ -28,12 +29,11 @@ export function createIo (httpServer, { config, corsOrigin, adapter }) {
     // different workers; a cluster serves WebSocket only and refuses polling with a 400.
     transports: /** @type {any} */ (config.transports),
     maxHttpBufferSize: maxFrameBytes(config.maxUpdateBytes),
-    cors: { origin: corsOrigin },
+    cors: { origin: corsHeaderOf(corsOrigin) },
     // CORS headers only guard long-polling; a browser opens a WebSocket from any page. So the Origin
     // a browser sends is checked against the same allow-list (clients without one are not browsers).
     allowRequest: (req, callback) => {
-      const origin = req.headers.origin
-      callback(null, corsOrigin === '*' || origin === undefined || corsOrigin.includes(origin))
+      callback(null, originAllowed(corsOrigin, req.headers.origin, req.headers.host))
     },
     adapter
   })

@@ -12,7 +12,7 @@ import { notices } from './notices.js'
 import { presenceList } from './presence.js'
 import { shareLink } from './share-link.js'
 import { statusBadge } from './status-badge.js'
-import { awarenessUser, loadUser, saveUser } from './user.js'
+import { awarenessUser, guardRemoteUsers, loadUser, saveUser } from './user.js'
 
 /**
  * The editor at /s/:id: CodeMirror bound to the session's document, with status, share link, the
@@ -37,6 +37,8 @@ export async function renderEditor (root, id) {
   const ydoc = new Y.Doc()
   const ytext = ydoc.getText(TEXT_NAME)
   const provider = new SocketIOProvider(window.location.origin, id, ydoc, { token })
+  // Before anything that draws remote users listens to awareness.
+  guardRemoteUsers(provider.awareness)
   let user = loadUser()
   provider.awareness.setLocalStateField('user', awarenessUser(user))
 
@@ -97,6 +99,7 @@ export async function renderEditor (root, id) {
   provider.on('closed', ({ reason }) => {
     if (reason === CLOSE_REASONS.DELETED) messages.show('deleted', 'This session was deleted. Edits are no longer saved.')
     else if (reason === CLOSE_REASONS.REVOKED) messages.show('revoked', 'Your access to this session was withdrawn. Edits are no longer saved.')
+    else if (reason === CLOSE_REASONS.EXPIRED) messages.show('expired', 'Your invitation to this session has expired. Edits are no longer saved.')
     else return
     view.dispatch({ effects: editable.reconfigure(EditorView.editable.of(false)) })
   })

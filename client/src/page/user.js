@@ -1,7 +1,11 @@
 // Who this browser is to the others: a name and a colour, kept in localStorage so they survive a
 // reload, and published as the awareness `user` field that y-codemirror.next labels cursors with.
 
+import { AWARENESS_USER, awarenessUserProblem } from '../../../server/protocol.js'
+
 const STORAGE_KEY = 'tandem:user'
+/** Drawn for a remote user whose colour is not plain hex. */
+const FALLBACK_COLOR = '#808080'
 
 // Dark enough for the white label text y-codemirror.next draws on them.
 const COLORS = ['#d33682', '#268bd2', '#2aa198', '#859900', '#b58900', '#cb4b16', '#6c71c4', '#dc322f']
@@ -39,4 +43,40 @@ export function saveUser (user) {
  */
 export function awarenessUser ({ name, color }) {
   return { name, color, colorLight: `${color}33` }
+}
+
+/**
+ * Keeps the remote states this page draws safe: y-codemirror.next puts `user.color` and
+ * `user.colorLight` into a style attribute, so a colour that is not plain hex (say, one ending in
+ * `; position: fixed; inset: 0`) would restyle the page. The server refuses such states; this holds
+ * even against one that does not. A bad `user` is replaced in place, before the editor reads it:
+ * call this before the editor's awareness listeners are added.
+ * @param {import('y-protocols/awareness').Awareness} awareness
+ */
+export function guardRemoteUsers (awareness) {
+  const guard = () => {
+    for (const [clientId, state] of awareness.getStates()) {
+      if (clientId !== awareness.clientID && state.user !== undefined && awarenessUserProblem(state.user) !== null) {
+        state.user = safeUser(state.user)
+      }
+    }
+  }
+  awareness.on('change', guard)
+  awareness.on('update', guard)
+  guard()
+}
+
+/**
+ * A colour that is safe to draw with: `color` if it is `#rrggbb` (or `#rgb`), else a neutral grey.
+ * @param {unknown} color
+ */
+export function safeColor (color) {
+  return typeof color === 'string' && AWARENESS_USER.COLOR_PATTERN.test(color) ? color : FALLBACK_COLOR
+}
+
+/** @param {unknown} user @returns {User & { colorLight: string }} */
+function safeUser (user) {
+  const { name, color } = /** @type {Record<string, unknown>} */ (typeof user === 'object' && user !== null ? user : {})
+  const shown = typeof name === 'string' ? name.replace(new RegExp(AWARENESS_USER.FORBIDDEN_NAME_CHARACTERS, 'gu'), '') : ''
+  return awarenessUser({ name: shown.slice(0, AWARENESS_USER.MAX_NAME_LENGTH) || 'Anonymous', color: safeColor(color) })
 }
