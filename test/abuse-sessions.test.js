@@ -287,9 +287,11 @@ describe('abusive clients of a server with auth off', { timeout: 60000 }, () => 
 })
 
 describe('the shipped page', () => {
-  it('draws a remote user whose colour is not hex in a neutral colour, and strips control characters from its name', () => {
+  it('draws a remote user whose colour is not hex in a neutral colour, and strips control characters from its name', (t) => {
     const local = new Awareness(new Y.Doc())
     const remote = new Awareness(new Y.Doc())
+    // An Awareness runs an interval timer until destroyed.
+    t.after(() => { local.destroy(); remote.destroy() })
     guardRemoteUsers(local)
     /** @type {unknown[]} */
     const seenByEditor = []
