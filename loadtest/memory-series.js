@@ -7,7 +7,7 @@ import { sum } from './prometheus.js'
 
 const MINUTE = 60 * 1000
 
-/** Growth is measured from minute 5 of the editing, or from a quarter of it in a shorter soak. */
+/** Growth is measured from minute 5 of the editing, or from halfway through a soak shorter than 10 minutes. */
 export const SLOPE_FROM_MS = 5 * MINUTE
 
 /**
@@ -49,7 +49,7 @@ export function summarizeSoak (series, { soakMs }) {
   const idle = series.filter(s => s.phase === 'idle')
   const baseline = idle.at(-1) ?? null
   const editing = series.filter(s => EDITING.has(s.phase))
-  const slopeFromMs = Math.min(SLOPE_FROM_MS, soakMs / 4)
+  const slopeFromMs = Math.min(SLOPE_FROM_MS, soakMs / 2)
   const first = editing[0]
   const from = first ? editing.find(s => (s.seconds - first.seconds) * 1000 >= slopeFromMs) ?? null : null
   const to = editing.at(-1) ?? null

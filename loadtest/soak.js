@@ -9,8 +9,6 @@ import { memorySample, summarizeSoak } from './memory-series.js'
 
 // How often the unload wait looks at the latest sample; the samples themselves come every --soak-sample.
 const UNLOAD_POLL_MS = 250
-// Samples taken once the documents have unloaded: the heap shrinks at the next collections, not at once.
-const SAMPLES_AFTER_UNLOAD = 2
 
 /**
  * Samples the server's memory every `everyMs` until stopped. A scrape that fails is skipped, not
@@ -100,10 +98,12 @@ export async function runSoak ({ options, target, onProgress, serverPid }) {
           onProgress({ editors, phase: 'waiting for documents to unload', elapsedMs: now() - started, phaseMs: options.soakUnloadWaitMs })
         }
         unloadWaitSeconds = (now() - started) / 1000
+        // Memory of the unloaded documents comes back at V8's next major collection, which an idle
+        // process runs when it gets to it: keep sampling a while, and report the last sample.
         sampler.phase = 'unloaded'
-        const enough = sampler.series.length + SAMPLES_AFTER_UNLOAD
-        const until = now() + (SAMPLES_AFTER_UNLOAD + 1) * options.soakSampleMs
-        while (sampler.series.length < enough && now() < until) await sleepUntil(now() + UNLOAD_POLL_MS)
+        onProgress({ editors, phase: 'settling after the unload', elapsedMs: 0, phaseMs: options.soakSettleMs })
+        await sleepUntil(now() + options.soakSettleMs)
+        await sampler.sample()
       }
     }, editors)
     await sampler.stop()
@@ -113,6 +113,7 @@ export async function runSoak ({ options, target, onProgress, serverPid }) {
         durationSeconds: soakMs / 1000,
         sampleSeconds: options.soakSampleMs / 1000,
         unloadWaitSeconds,
+        settleSeconds: options.soakSettleMs / 1000,
         ...summarizeSoak(sampler.series, { soakMs }),
         series: sampler.series
       }

@@ -26,7 +26,7 @@ export function soakMarkdown (soak) {
     : 'Too few samples while editing to measure growth.'
   const back = unload && baseline
     ? `${unload.unloaded ? 'Documents unloaded' : `**${unload.documentsLeft} documents still loaded**`} after ` +
-      `${formatNumber(soak.unloadWaitSeconds, 0)} s; then RSS was ${mb(unload.rssBytes)} MB (${signed(unload.rssPercentVsBaseline)} vs the idle ` +
+      `${formatNumber(soak.unloadWaitSeconds, 0)} s; ${soak.settleSeconds} s later RSS was ${mb(unload.rssBytes)} MB (${signed(unload.rssPercentVsBaseline)} vs the idle ` +
       `${mb(baseline.rssBytes)} MB) and the heap ${mb(unload.heapUsedBytes)} MB (${signed(unload.heapPercentVsBaseline)} vs ${mb(baseline.heapUsedBytes)} MB).`
     : 'No sample after the unload.'
   const step = Math.max(1, Math.ceil(soak.series.length / MAX_ROWS))
