@@ -27,6 +27,8 @@ const DRAIN_POLL_MS = 50
  * @property {'all' | 'sample' | 'none'} [apply] editors that apply what they receive (default: the
  *   options' `apply`): all, the first of each room, or none; the others only time it, and
  *   convergence is checked for those that apply
+ * @property {() => Promise<void>} [afterLeave] runs once every editor has disconnected, before the
+ *   sessions are deleted (a soak waits there for the documents to unload)
  */
 
 /**
@@ -82,6 +84,7 @@ export async function runLevel (context, editors) {
   } finally {
     await pool.all('close').catch(() => {})
     await pool.terminate()
+    await context.afterLeave?.()
     if (!options.keepSessions) await target.closeRooms(rooms)
   }
 }

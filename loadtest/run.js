@@ -3,6 +3,7 @@ import { loadTrace } from './edits/trace.js'
 import { runLevel } from './level.js'
 import { describeMachine } from './machine.js'
 import { runRest } from './rest.js'
+import { runSoak } from './soak.js'
 import { spawnServer } from './spawn.js'
 import { tandemTarget } from './target.js'
 import { sloFailures, verdict } from './verdict.js'
@@ -40,15 +41,27 @@ export async function runLoadTest (options, hooks, argv) {
     const authOn = (await api.health()).auth === 'on'
     const target = tandemTarget(api, { mintTokens: authOn && options.apiKey !== null && options.token === null })
     const levels = []
-    for (const editors of options.editors) {
-      const result = await runLevel({ options, target, trace, onProgress: hooks.onProgress, serverPid: spawned?.pid ?? null }, editors)
+    /** @type {import('./soak.js').SoakResult | null} */
+    let soak = null
+    /** @param {import('./level-result.js').LevelResult} result */
+    const addLevel = (result) => {
       const failures = sloFailures(result, slo)
       const level = { ...result, slo: { pass: failures.length === 0, failures } }
       levels.push(level)
       hooks.onLevel(level)
     }
+    if (options.soakMs !== null) {
+      const result = await runSoak({ options, target, onProgress: hooks.onProgress, serverPid: spawned?.pid ?? null })
+      soak = result.soak
+      addLevel(result.level)
+    } else {
+      for (const editors of options.editors) {
+        addLevel(await runLevel({ options, target, trace, onProgress: hooks.onProgress, serverPid: spawned?.pid ?? null }, editors))
+      }
+    }
     let rest = null
-    if (options.restDurationMs > 0) {
+    // A soak is about memory over time; the REST section would only add minutes to it.
+    if (options.restDurationMs > 0 && soak === null) {
       hooks.onNote(`REST: autocannon, ${options.restDurationMs / 1000} s per endpoint`)
       rest = await runRest(api, { durationMs: options.restDurationMs })
     }
@@ -73,6 +86,7 @@ export async function runLoadTest (options, hooks, argv) {
           }
         : null,
       levels,
+      soak,
       rest,
       verdict: verdict(levels, slo)
     }
@@ -93,7 +107,8 @@ function settingsOf (options, argv) {
     editors: options.editors,
     perRoom: /** @type {number | 'all'} */ (options.perRoom === Infinity ? 'all' : options.perRoom),
     rate: options.rate,
-    durationSeconds: options.durationMs / 1000,
+    // A soak's one level is measured for the whole soak.
+    durationSeconds: (options.soakMs ?? options.durationMs) / 1000,
     warmupSeconds: options.warmupMs / 1000,
     payload: options.payload,
     ackTimeoutSeconds: options.ackTimeoutMs / 1000,
@@ -102,6 +117,7 @@ function settingsOf (options, argv) {
     trace: options.trace,
     docSize: options.docSize,
     joinStorm: options.joinStorm,
+    soakSeconds: options.soakMs === null ? null : options.soakMs / 1000,
     workers: /** @type {number | 'auto'} */ (options.workers === 0 ? 'auto' : options.workers),
     restDurationSeconds: options.restDurationMs / 1000,
     auth: { apiKey: options.apiKey !== null, token: options.token !== null },

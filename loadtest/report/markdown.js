@@ -1,17 +1,12 @@
 import { formatBytes, formatMs, formatNumber, formatPercent } from './format.js'
+import { soakMarkdown } from './soak.js'
+import { table } from './table.js'
 
 // report.md: the verdict first, then one table per concern (updates, broadcasts, joins, server and
 // generator, SLOs, REST), then the settings and the machine, so a reader sees the answer before
 // the evidence. Every figure comes from report.json through the formats in format.js.
 
-/**
- * @param {string[]} headers
- * @param {(string | number)[][]} rows
- */
-export function table (headers, rows) {
-  const line = (/** @type {(string | number)[]} */ cells) => `| ${cells.join(' | ')} |`
-  return [line(headers), line(headers.map(() => '---')), ...rows.map(line)].join('\n')
-}
+export { table }
 
 /** @param {import('../run.js').Report} report */
 export function renderMarkdown (report) {
@@ -21,6 +16,7 @@ export function renderMarkdown (report) {
     `**Verdict.** ${report.verdict.summary}`,
     `Target: ${report.target.description} at ${report.target.url}. ${describeLoad(settings)}`,
     '![p50 and p99 of ACK and broadcast latency against editors](chart.svg)',
+    ...(report.soak ? [soakMarkdown(report.soak)] : []),
     '## Updates (ACK latency, ms)',
     'Sent in the measured window; each ends acked, refused or timed out. ACK latency runs from emit to `{ ok: true }`, which the server sends once the update is stored.',
     table(['Editors', 'Rooms', 'Edits/s per editor', 'Sent', 'Acked', 'Timed out', 'Refused', 'p50', 'p90', 'p99', 'max'],
@@ -98,6 +94,7 @@ function rest (results) {
 function settingsRows (settings, report) {
   return {
     Levels: settings.editors.join(', '),
+    ...(settings.soakSeconds === null ? {} : { 'Soak (s)': settings.soakSeconds }),
     'Editors per document': settings.perRoom,
     'Edits/s per editor': settings.rate,
     'Warm-up (s)': settings.warmupSeconds,

@@ -1,10 +1,12 @@
 import { mkdir, writeFile } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 import { renderMarkdown } from './markdown.js'
+import { renderSoakChart } from './soak.js'
 import { renderChart } from './svg.js'
 
 /**
- * Writes report.md, report.json and chart.svg into `<out>/<timestamp>/`; returns their paths.
+ * Writes report.md, report.json and chart.svg (and soak.svg after a soak) into `<out>/<timestamp>/`;
+ * returns their paths.
  * @param {import('../run.js').Report} report
  * @param {string} out
  */
@@ -19,5 +21,10 @@ export async function writeReport (report, out) {
   await writeFile(files.markdown, renderMarkdown(report))
   await writeFile(files.json, JSON.stringify(report, null, 2) + '\n')
   await writeFile(files.chart, renderChart(report.levels, `Tandem: latency against editors, ${report.target.description}`))
+  if (report.soak) {
+    const soak = join(dir, 'soak.svg')
+    await writeFile(soak, renderSoakChart(report.soak, `Tandem soak: memory and documents over time, ${report.target.description}`))
+    return { dir, ...files, soak }
+  }
   return { dir, ...files }
 }

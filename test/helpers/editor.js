@@ -1,3 +1,4 @@
+import { after } from 'node:test'
 import * as encoding from 'lib0/encoding'
 import { io } from 'socket.io-client'
 import * as Y from 'yjs'
@@ -5,6 +6,12 @@ import { PARSER } from '../../server/parser.js'
 import { EVENTS, TEXT_NAME } from '../../server/protocol.js'
 
 const ACK_TIMEOUT_MS = 5000
+
+/** @type {Set<TestEditor>} editors not closed yet */
+const open = new Set()
+// A test that fails before closing its editors would leave their sockets open, and the file would
+// never finish (npm test does not force an exit): whatever is still open is closed at its end.
+after(() => { for (const editor of open) editor.close() })
 
 /**
  * A minimal editor speaking docs/PROTOCOL.md over a real socket.io-client connection: one Y.Doc per
@@ -19,6 +26,7 @@ export class TestEditor {
   /** @param {string} url @param {Partial<import('socket.io-client').ManagerOptions & import('socket.io-client').SocketOptions>} [options] */
   constructor (url, options = {}) {
     this.socket = io(url, { transports: ['websocket'], parser: PARSER, ...options, reconnection: options.reconnection ?? false })
+    open.add(this)
     this.socket.on(EVENTS.UPDATE, ({ doc, update }) => {
       this.received.push({ event: EVENTS.UPDATE, payload: { doc, update } })
       const ydoc = this.docs.get(doc)
@@ -104,6 +112,7 @@ export class TestEditor {
   }
 
   close () {
+    open.delete(this)
     this.socket.disconnect()
     for (const ydoc of this.docs.values()) ydoc.destroy()
   }

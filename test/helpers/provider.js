@@ -1,6 +1,13 @@
+import { after } from 'node:test'
 import * as Y from 'yjs'
 import { SocketIOProvider } from '../../client/src/provider.js'
 import { TEXT_NAME } from '../../server/protocol.js'
+
+/** @type {Set<{ destroy: () => void }>} documents not destroyed yet */
+const open = new Set()
+// A provider left connected by a failed test would keep reconnecting, and the file would never
+// finish (npm test does not force an exit): whatever is still open is destroyed at its end.
+after(() => { for (const doc of open) doc.destroy() })
 
 /**
  * A Y.Doc connected through a real SocketIOProvider, with every event it emitted recorded in order.
@@ -26,7 +33,7 @@ export function openDoc (url, docId, options = {}) {
   provider.on('closed', ({ reason }) => events.closed.push(reason))
   if (options.connect !== false) provider.connect()
   const ytext = ydoc.getText(TEXT_NAME)
-  return {
+  const doc = {
     ydoc,
     provider,
     events,
@@ -37,8 +44,11 @@ export function openDoc (url, docId, options = {}) {
     /** Connected and holding nothing the server has not stored. */
     settled: () => provider.status === 'connected' && provider.unsyncedChanges === 0,
     destroy () {
+      open.delete(doc)
       provider.destroy()
       ydoc.destroy()
     }
   }
+  open.add(doc)
+  return doc
 }

@@ -1,8 +1,15 @@
 import { mkdtemp, rm } from 'node:fs/promises'
+import { after } from 'node:test'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createServer } from '../../server/app.js'
 import { loadConfig } from '../../server/config.js'
+
+/** @type {Set<() => Promise<void>>} closes of servers still running */
+const running = new Set()
+// A test that fails before closing its server would leave it listening, and the file would never
+// finish (npm test does not force an exit): whatever still runs is closed at its end.
+after(async () => { for (const close of running) await close() })
 
 /** A fresh data directory, removed by the returned cleanup. */
 export async function tempDataDir () {
@@ -21,15 +28,13 @@ export async function startServer (overrides = {}, deps = {}) {
   const config = loadConfig({}, { port: 0, host: '127.0.0.1', logLevel: 'silent', dataDir: data?.dir, ...overrides })
   const server = await createServer(config, deps)
   const { url } = await server.listen()
-  return {
-    server,
-    url,
-    config,
-    close: async () => {
-      await server.close()
-      await data?.remove()
-    }
+  const close = async () => {
+    running.delete(close)
+    await server.close()
+    await data?.remove()
   }
+  running.add(close)
+  return { server, url, config, close }
 }
 
 /**
