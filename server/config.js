@@ -57,7 +57,7 @@ const MiB = 1024 * 1024
  * @property {string[]} rootTypes root types an update may place items in (comma-separated names;
  *   the text, `content`, is always one). Default `content`.
  * @property {number} maxInvalidUpdates `doc:update`s refused as INVALID_UPDATE after which the
- *   connection is closed (an honest client sends none). Default 5.
+ *   connection is closed (an honest client sends none; 0 = never closed). Default 5.
  * @property {number} awarenessIntervalMs shortest time between two awareness messages to a room, in ms;
  *   changes in between are merged (latest state per client). 0 = relay each at once. Default 50.
  * @property {number} fanOutSpacing gap between a busy room's broadcasts, in multiples of the time the
@@ -106,7 +106,7 @@ const OPTIONS = {
   maxDocStructs: { env: 'MAX_DOC_STRUCTS', default: '200000', parse: integer(100, 1e8) },
   maxTypeDepth: { env: 'MAX_TYPE_DEPTH', default: '4', parse: integer(0, 64) },
   rootTypes: { env: 'ROOT_TYPES', default: TEXT_NAME, parse: rootTypes },
-  maxInvalidUpdates: { env: 'MAX_INVALID_UPDATES', default: '5', parse: integer(1, 1000) },
+  maxInvalidUpdates: { env: 'MAX_INVALID_UPDATES', default: '5', parse: integer(0, 1e6) },
   awarenessIntervalMs: { env: 'AWARENESS_INTERVAL_MS', default: '50', parse: integer(0, 10000) },
   fanOutSpacing: { env: 'FANOUT_SPACING', default: '3', parse: integer(0, 100) },
   maxBufferedBytes: { env: 'MAX_BUFFERED_BYTES', default: String(16 * MiB), parse: integer(64 * 1024, 1024 * MiB) }

@@ -203,6 +203,7 @@ describe('an update that once decoded but failed halfway through applying', () =
     assert.equal(bob.received.filter(r => r.event === EVENTS.UPDATE).length, 0, 'nothing of it was relayed')
     assert.equal(await contentOf(tandem.url, doc), TEXT)
 
+    await alice.join(doc)
     assert.deepEqual(await bob.insert(doc, 0, '>'), { ok: true })
     await waitFor(() => alice.text(doc) === `>${TEXT}`)
     for (const e of [alice, bob, mallory]) e.close()
