@@ -146,7 +146,7 @@ describe('small inputs must not cost large resources', () => {
     await assertRoomWorks(editing)
   })
 
-  it('holds a document to MAX_DOC_STRUCTS and bounds its heap, whatever the shape of its items', async () => {
+  it('holds a document to MAX_DOC_STRUCTS and bounds its heap, whatever the shape of its items', async (t) => {
     // The shapes that cost the most heap per byte sent: types embedded in the text (~650 bytes of
     // heap each for ~6 on the wire), then one-character items of alternating clients.
     const shapes = {
@@ -174,9 +174,11 @@ describe('small inputs must not cost large resources', () => {
       assert.ok(structs <= MAX_DOC_STRUCTS, `${shape}: ${structs} structs`)
       const grown = heapUsed() - heap
       // The bound the limit gives: the document's heap (both editors' copies and the server's live
-      // one share this process) stays within ~1 KiB per struct allowed, per copy.
+      // one share this process) stays within 1.5 KiB per struct allowed, per copy (~800 bytes
+      // measured for embedded types, ~250 for single characters).
       const perStruct = grown / 3 / MAX_DOC_STRUCTS
-      assert.ok(perStruct < 1024, `${shape}: ${Math.round(perStruct)} bytes of heap per struct (${Math.round(grown / sentBytes)} per byte sent)`)
+      t.diagnostic(`${shape}: ${structs} structs from ${sentBytes} bytes sent, ${Math.round(perStruct)} bytes of heap per struct per copy`)
+      assert.ok(perStruct < 1536, `${shape}: ${Math.round(perStruct)} bytes of heap per struct (${Math.round(grown / sentBytes)} per byte sent)`)
       assert.equal(await contentOf(tandem.url, doc), bob.text(doc), 'what was accepted reached the others')
     }
   })
