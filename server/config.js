@@ -2,6 +2,7 @@
 // `loadConfig` parses and validates once at start-up, fails fast naming the variable, and freezes.
 
 import { hostname } from 'node:os'
+import { TEXT_NAME } from './protocol.js'
 
 const MiB = 1024 * 1024
 const LOOPBACK = '127.0.0.1'
@@ -60,6 +61,15 @@ export const SAME_ORIGIN = 'same-origin'
  * @property {number} joinsPerMinute `doc:join`s per client IP per minute (0 = no limit). Default 600.
  * @property {number} maxDocBytes largest stored size of a document (updates since its last snapshot
  *   included), in bytes. Default 64 MiB.
+ * @property {number} maxDocStructs structs (Yjs items and collected ranges) a document may hold, in
+ *   structs. Wire bytes do not bound memory: an embedded type costs ~650 bytes of heap for ~6 on the
+ *   wire, plain text ~210. Default 200000 (at most ~130 MB of heap for the worst shape).
+ * @property {number} maxTypeDepth how deep Yjs types may nest inside the document's root types, in
+ *   levels (1 = a type embedded in the text). Default 4.
+ * @property {string[]} rootTypes root types an update may place items in (comma-separated names;
+ *   the text, `content`, is always one). Default `content`.
+ * @property {number} maxInvalidUpdates `doc:update`s refused as INVALID_UPDATE after which the
+ *   connection is closed (an honest client sends none; 0 = never closed). Default 5.
  * @property {number} awarenessIntervalMs shortest time between two awareness messages to a room, in ms;
  *   changes in between are merged (latest state per client). 0 = relay each at once. Default 50.
  * @property {number} maxAwarenessStateBytes largest awareness state of one client (name, colour, cursor),
@@ -115,6 +125,10 @@ const OPTIONS = {
   bytesPerSecond: { env: 'BYTES_PER_SECOND', default: String(4 * MiB), parse: integer(0, 1024 * MiB) },
   joinsPerMinute: { env: 'JOINS_PER_MINUTE', default: '600', parse: integer(0, 1e7) },
   maxDocBytes: { env: 'MAX_DOC_BYTES', default: String(64 * MiB), parse: integer(1024, 4096 * MiB) },
+  maxDocStructs: { env: 'MAX_DOC_STRUCTS', default: '200000', parse: integer(100, 1e8) },
+  maxTypeDepth: { env: 'MAX_TYPE_DEPTH', default: '4', parse: integer(0, 64) },
+  rootTypes: { env: 'ROOT_TYPES', default: TEXT_NAME, parse: rootTypes },
+  maxInvalidUpdates: { env: 'MAX_INVALID_UPDATES', default: '5', parse: integer(0, 1e6) },
   awarenessIntervalMs: { env: 'AWARENESS_INTERVAL_MS', default: '50', parse: integer(0, 10000) },
   maxAwarenessStateBytes: { env: 'MAX_AWARENESS_STATE_BYTES', default: '4096', parse: integer(256, MiB) },
   maxAwarenessBytes: { env: 'MAX_AWARENESS_BYTES', default: String(512 * 1024), parse: integer(1024, 1024 * MiB) },
@@ -251,6 +265,14 @@ function transports (raw) {
     if (!['polling', 'websocket'].includes(name)) throw new Error('expected auto, or polling and/or websocket')
   }
   return list
+}
+
+/** @param {string} raw */
+function rootTypes (raw) {
+  const names = raw.split(',').map(name => name.trim())
+  if (!names.includes(TEXT_NAME)) throw new Error(`must include ${TEXT_NAME}, the text`)
+  if (names.length > 16 || names.some(name => name === '')) throw new Error('expected 1..16 comma-separated names')
+  return Object.freeze([...new Set(names)])
 }
 
 /** A secret: empty (unset) or at least `minLength` characters. @param {number} minLength */

@@ -5,11 +5,17 @@
 // load test all import this module: both ends of a connection must speak the same parser.
 // It is imported by browser bundles, so it must stay free of Node-only imports.
 import { decode, encode } from 'notepack.io'
+import { checkMessageBounds } from './msgpack-bounds.js'
 
 /** Socket.IO packet types (socket.io-protocol v5). */
 const CONNECT = 0
 const DISCONNECT = 1
 const CONNECT_ERROR = 4
+const EVENT = 2
+
+// Event names Socket.IO and EventEmitter use themselves (socket.io-parser's list, plus `error`): a
+// client emitting `disconnect` would otherwise run the server's own disconnect handler.
+const RESERVED_EVENTS = new Set(['connect', 'connect_error', 'disconnect', 'disconnecting', 'error', 'newListener', 'removeListener'])
 
 export class Encoder {
   /**
@@ -45,14 +51,18 @@ function withArrayBuffers (value) {
   return value
 }
 
-/** Decodes frames into packets, emitted as `decoded`; a malformed frame throws (Socket.IO then closes the connection). */
+/**
+ * Decodes frames into packets, emitted as `decoded`; a malformed frame throws (Socket.IO then closes
+ * the connection). Declared lengths are checked against the frame before anything is decoded.
+ */
 export class Decoder {
   /** @type {((packet: any) => void)[]} */
   #listeners = []
 
   /** @param {unknown} frame */
   add (frame) {
-    if (typeof frame === 'string') throw new Error('expected a binary frame')
+    const bytes = bytesOf(frame)
+    checkMessageBounds(bytes)
     const packet = decode(/** @type {any} */ (frame))
     checkPacket(packet)
     for (const listener of this.#listeners) listener(packet)
@@ -98,12 +108,29 @@ function checkPacket (packet) {
         ? typeof data === 'string' || isPlainObject(data)
         : Array.isArray(data)
   if (!dataValid) throw new Error('invalid payload')
+  if (type === EVENT && !(typeof data[0] === 'string' && !RESERVED_EVENTS.has(data[0]))) {
+    throw new Error('invalid event name')
+  }
   if (id !== undefined && !Number.isInteger(id)) throw new Error('invalid packet id')
 }
 
-/** @param {unknown} value */
+/**
+ * The bytes of a frame: a Buffer in Node, an ArrayBuffer in browsers; anything else is refused.
+ * @param {unknown} frame
+ * @returns {Uint8Array}
+ */
+function bytesOf (frame) {
+  if (frame instanceof Uint8Array) return frame
+  if (frame instanceof ArrayBuffer) return new Uint8Array(frame)
+  throw new Error('expected a binary frame')
+}
+
+/**
+ * An object literal's shape: a decoded map with a `__proto__` key has another prototype.
+ * @param {unknown} value
+ */
 function isPlainObject (value) {
-  return Object.prototype.toString.call(value) === '[object Object]'
+  return typeof value === 'object' && value !== null && Object.getPrototypeOf(value) === Object.prototype
 }
 
 /**

@@ -30,7 +30,7 @@ describe('property: the stored document equals the accepted updates', () => {
   let wire
 
   before(async () => {
-    tandem = await startServer({ updatesPerSecond: 0, bytesPerSecond: 0, joinsPerMinute: 0 })
+    tandem = await startServer({ updatesPerSecond: 0, bytesPerSecond: 0, joinsPerMinute: 0, maxInvalidUpdates: 0 })
     wire = new TestEditor(tandem.url)
     await wire.connected()
   })

@@ -1,48 +1,78 @@
 import * as Y from 'yjs'
 import { AppError } from '../errors.js'
+import { checkReferences, outOfSync } from './update-graph.js'
+
+/**
+ * What one document may hold, in the units that cost memory: a stored item costs ~600 bytes of heap
+ * for ~6 bytes on the wire, so bytes alone do not bound it.
+ * @typedef {object} DocLimits
+ * @property {number} maxDocStructs structs (items and collected ranges) a document may hold
+ * @property {number} maxTypeDepth how deep types may nest in the text
+ * @property {readonly string[]} rootTypes the root types an update may place items in
+ */
+
+/** @type {WeakMap<readonly string[], ReadonlySet<string>>} */
+const rootSets = new WeakMap()
 
 /**
  * Refuses bytes that are not a Yjs update, or an update this document cannot integrate, before it
  * reaches the live document. Decoding parses every struct and the delete set, so truncated or
  * garbage input throws here instead of half-applying.
  *
- * An update whose structs start past what the document has from their client, or point (origin,
- * right origin, parent) at items it lacks, would not be integrated: Yjs would hold it as pending, in
- * memory and in the stored log, for as long as the missing part never comes. It is refused as
- * OUT_OF_SYNC instead; an honest client rejoins and sends the whole difference.
+ * An update whose structs start past what the document has from their client, point (origin,
+ * right origin, parent) at items it lacks, or delete clocks it lacks, would not be integrated: Yjs
+ * would hold it as pending, in memory and in the stored log, and merge the pending part again on
+ * every later update, for as long as the missing part never comes. It is refused as OUT_OF_SYNC
+ * instead; an honest client rejoins and sends the whole difference.
  * @param {Uint8Array} update
  * @param {Y.Doc} ydoc
+ * @param {DocLimits} limits
  */
-export function checkUpdate (update, ydoc) {
-  let structs
+export function checkUpdate (update, ydoc, { maxDocStructs, maxTypeDepth, rootTypes }) {
+  let structs, ds
   try {
-    ({ structs } = Y.decodeUpdate(update))
+    ({ structs, ds } = Y.decodeUpdate(update))
   } catch {
     throw new AppError('INVALID_UPDATE', 'update is not a valid Yjs update')
   }
   // What the document will hold of each client once this update is in (its structs are grouped by
-  // client in ascending clock order); only then are references checked, since they may point
-  // forward into the same update.
+  // client in ascending clock order).
   /** @type {Map<number, number>} */
   const next = new Map()
   /** @param {number} client */
   const nextClock = client => next.get(client) ?? Y.getState(ydoc.store, client)
+  let added = 0
   for (const struct of structs) {
     if (struct instanceof Y.Skip) continue
     const { client, clock } = struct.id
     const have = nextClock(client)
     if (clock > have) throw outOfSync()
+    if (clock + struct.length > have) added++
     next.set(client, Math.max(have, clock + struct.length))
   }
-  /** @param {Y.ID | null} id */
-  const missing = id => id !== null && id.clock >= nextClock(id.client)
-  for (const struct of structs) {
-    if (!(struct instanceof Y.Item)) continue
-    const parent = struct.parent instanceof Y.ID ? struct.parent : null
-    if (missing(struct.origin) || missing(struct.rightOrigin) || missing(parent)) throw outOfSync()
+  for (const [client, deletions] of ds.clients) {
+    const have = nextClock(client)
+    for (const { clock, len } of deletions) if (clock + len > have) throw outOfSync()
   }
+  if (added > 0 && structCount(ydoc) + added > maxDocStructs) {
+    throw new AppError('TOO_LARGE', `the document would hold more than ${maxDocStructs} structs`)
+  }
+  checkReferences(structs, ydoc, { rootTypes: rootSetOf(rootTypes), maxTypeDepth })
 }
 
-function outOfSync () {
-  return new AppError('OUT_OF_SYNC', 'the update builds on changes the server does not have; join again to resync')
+/** Structs the document holds now (adjacent ones Yjs merged count once). @param {Y.Doc} ydoc */
+export function structCount (ydoc) {
+  let count = 0
+  for (const structs of ydoc.store.clients.values()) count += structs.length
+  return count
+}
+
+/** @param {readonly string[]} names */
+function rootSetOf (names) {
+  let set = rootSets.get(names)
+  if (!set) {
+    set = new Set(names)
+    rootSets.set(names, set)
+  }
+  return set
 }

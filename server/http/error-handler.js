@@ -28,6 +28,9 @@ function fromBodyParser (err) {
   if (err?.type === 'entity.parse.failed') return new AppError('BAD_REQUEST', 'request body is not valid JSON')
   if (typeof err?.type === 'string' && err.status === 400) return new AppError('BAD_REQUEST', err.message)
   if (err?.type === 'encoding.unsupported' || err?.status === 415) return new AppError('BAD_REQUEST', 'unsupported body encoding')
+  // A body that fails to decompress reaches here as zlib's own error, which body-parser marks 400
+  // but gives no `type`.
+  if (err?.status === 400 && err.expose === true) return new AppError('BAD_REQUEST', 'request body could not be read')
   return undefined
 }
 

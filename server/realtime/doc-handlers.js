@@ -7,6 +7,7 @@ import { relayOf } from './room-relay.js'
 import { binaryOf, docIdOf } from './payloads.js'
 import { refusal, withAck } from './with-ack.js'
 import { connectionLimits } from '../limits/limits.js'
+import { invalidUpdateLimit } from './invalid-updates.js'
 
 /**
  * @typedef {import('../docs/live-doc.js').LiveDoc} LiveDoc
@@ -44,7 +45,13 @@ export function registerDocHandlers (socket, ctx) {
   const ip = ctx.clientIpOf(socket.request)
   /** @type {Map<string, number>} when each refusal code was last audited */
   const audited = new Map()
-  const deps = { metrics, logger, onRefused: auditRefusal }
+  const countInvalid = invalidUpdateLimit(socket, config.maxInvalidUpdates, logger)
+  /** @type {(event: string, error: import('../protocol.js').ErrorBody) => void} */
+  const onRefused = (event, error) => {
+    auditRefusal(event, error)
+    countInvalid(event, error)
+  }
+  const deps = { metrics, logger, onRefused }
   const memberships = membershipsOf(socket)
   const rates = connectionLimits(config, ctx.now)
   const { relayOptions } = ctx
@@ -191,13 +198,13 @@ export function registerDocHandlers (socket, ctx) {
       throw new AppError('TOO_LARGE', `the document would exceed ${config.maxDocBytes} bytes`)
     }
     try {
-      checkUpdate(update, doc.ydoc)
+      checkUpdate(update, doc.ydoc, config)
     } catch (err) {
       if (!(err instanceof AppError) || err.code !== 'OUT_OF_SYNC' || !doc.store.shared) throw err
       // Another process may have stored what this builds on a moment ago: its broadcast can reach
       // an editor before this copy reads the stream. Read it, then check again.
       await catchUp(doc)
-      checkUpdate(update, doc.ydoc)
+      checkUpdate(update, doc.ydoc, config)
     }
     doc.bytes += update.byteLength
     try {

@@ -1,6 +1,6 @@
 // Updates found by mutating real ones, for a document holding exactly BASE's history:
-// - POISON decodes cleanly and points at nothing the document lacks, yet makes Yjs throw
-//   ("Unexpected case") while applying it; the server must refuse it and reload the document.
+// - POISON decodes cleanly and carries only a delete set, of clocks of a client the document lacks;
+//   Yjs throws ("Unexpected case") while applying it. The server refuses it before applying.
 // - MISSING_DEPENDENCY inserts "mm" and then an item whose origin is a struct nobody sent; Yjs would
 //   hold the rest as pending (and once threw halfway through it). The server refuses it unapplied.
 
