@@ -76,6 +76,8 @@ export class SocketIOProvider extends ObservableV2 {
   #retryAttempt = 0
   /** @type {ReturnType<typeof setTimeout> | undefined} */
   #missingTimer
+  /** the transport is open and the server has not yet accepted the socket (see #onTransportClose) */
+  #transportOpen = false
   #ownsSocket
   #ownsAwareness
   #awarenessSync
@@ -106,6 +108,7 @@ export class SocketIOProvider extends ObservableV2 {
     this.#releaseDoc = claimDoc(this.socket, docId)
 
     for (const [event, listener] of this.#socketListeners()) this.socket.on(event, listener)
+    this.socket.io.on('open', this.#onTransportOpen)
     this.socket.io.on('close', this.#onTransportClose)
     ydoc.on('update', this.#onLocalUpdate)
     this.#awarenessSync = new AwarenessSync(this.awareness, {
@@ -192,6 +195,7 @@ export class SocketIOProvider extends ObservableV2 {
   destroy () {
     this.disconnect()
     for (const [event, listener] of this.#socketListeners()) this.socket.off(event, listener)
+    this.socket.io.off('open', this.#onTransportOpen)
     this.socket.io.off('close', this.#onTransportClose)
     this.doc.off('update', this.#onLocalUpdate)
     this.#awarenessSync.destroy()
@@ -416,7 +420,10 @@ export class SocketIOProvider extends ObservableV2 {
     this.#awarenessSync.left()
   }
 
-  #onConnect = () => { this.#join() }
+  #onConnect = () => {
+    this.#transportOpen = false
+    this.#join()
+  }
 
   /** @param {string} reason */
   #onDisconnect = (reason) => {
@@ -446,18 +453,24 @@ export class SocketIOProvider extends ObservableV2 {
 
   /**
    * The connection closed under the socket. A `parse error` means the server's packets do not decode
-   * with Tandem's parser: no retry can fix it, and socket.io-client would otherwise retry in silence.
+   * with Tandem's parser; a close after the transport opened but before the server accepted the
+   * socket is how a server on another parser turns this client away. Retrying cannot fix either,
+   * and socket.io-client would otherwise retry in silence.
    * @param {string} reason
    * @param {unknown} [description]
    */
   #onTransportClose = (reason, description) => {
-    if (reason !== 'parse error') return
-    const detail = description instanceof Error ? `: ${description.message}` : ''
-    this.emit('connection-error', [new Error(
-      `cannot decode what ${this.serverUrl} sends${detail}. Is it a Tandem server? Both ends must use ` +
-      'the MessagePack parser of server/parser.js (a server on Socket.IO\'s default parser is not one).'
-    )])
+    const unaccepted = this.#transportOpen && !this.socket.connected && reason === 'transport close'
+    this.#transportOpen = false
+    if (reason !== 'parse error' && !unaccepted) return
+    const what = reason === 'parse error'
+      ? `cannot decode what ${this.serverUrl} sends${description instanceof Error ? `: ${description.message}` : ''}.`
+      : `${this.serverUrl} closed the connection before accepting it.`
+    this.emit('connection-error', [new Error(`${what} Is it a Tandem server? Both ends must use the ` +
+      'MessagePack parser of server/parser.js (a server on Socket.IO\'s default parser is not one).')])
   }
+
+  #onTransportOpen = () => { this.#transportOpen = true }
 
   /** @param {{ doc: string, update: Uint8Array }} payload */
   #onRemoteUpdate = ({ doc, update }) => {
