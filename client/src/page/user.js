@@ -40,3 +40,21 @@ export function saveUser (user) {
 export function awarenessUser ({ name, color }) {
   return { name, color, colorLight: `${color}33` }
 }
+
+/**
+ * The user a join token names (its `sub` claim), or null for no token or one that does not decode.
+ * Read for display only: the server checks the signature, the page cannot and need not.
+ * @param {string | undefined} token
+ * @returns {string | null}
+ */
+export function tokenUser (token) {
+  try {
+    const payload = token?.split('.')[1]
+    if (!payload) return null
+    const json = atob(payload.replace(/-/g, '+').replace(/_/g, '/'))
+    const { sub } = JSON.parse(new TextDecoder().decode(Uint8Array.from(json, c => c.charCodeAt(0))))
+    return typeof sub === 'string' && sub !== '' ? sub : null
+  } catch {
+    return null
+  }
+}
