@@ -3,6 +3,7 @@ import { loadTrace } from './edits/trace.js'
 import { runLevel } from './level.js'
 import { describeMachine } from './machine.js'
 import { runRest } from './rest.js'
+import { describeServer } from './server-info.js'
 import { spawnServer } from './spawn.js'
 import { tandemTarget } from './target.js'
 import { sloFailures, verdict } from './verdict.js'
@@ -37,7 +38,9 @@ export async function runLoadTest (options, hooks, argv) {
     const api = new TandemApi(url, options.apiKey, options.metricsToken)
     // A server with auth on admits each session's editors with a token for it: with the API key at
     // hand one is minted per room (an explicit --token is used as given instead).
-    const authOn = (await api.health()).auth === 'on'
+    const health = await api.health()
+    const authOn = health.auth === 'on'
+    const server = describeServer(health, spawned)
     const target = tandemTarget(api, { mintTokens: authOn && options.apiKey !== null && options.token === null })
     const levels = []
     for (const editors of options.editors) {
@@ -62,6 +65,7 @@ export async function runLoadTest (options, hooks, argv) {
         mode: options.spawn ?? 'external',
         description: spawned?.description ?? 'server at --url'
       },
+      server,
       settings: settingsOf(options, argv),
       trace: trace && options.trace
         ? {

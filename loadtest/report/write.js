@@ -18,6 +18,6 @@ export async function writeReport (report, out) {
   }
   await writeFile(files.markdown, renderMarkdown(report))
   await writeFile(files.json, JSON.stringify(report, null, 2) + '\n')
-  await writeFile(files.chart, renderChart(report.levels, `Tandem: latency against editors, ${report.target.description}`))
+  await writeFile(files.chart, renderChart(report.levels, `Tandem: latency against editors, ${report.target.description}`, report.verdict.slo))
   return { dir, ...files }
 }
