@@ -1,8 +1,9 @@
 # Tandem as a PM2 cluster under pm2-runtime. Every worker needs REDIS_URL (documents, sessions and
 # broadcasts live in Redis); docker-compose.yml wires one up. Build: docker build -t tandem .
 
-# The build stage needs the dev dependencies (esbuild, CodeMirror) for the browser bundle, then
-# drops them so the runtime stage copies only what the server loads.
+# The build stage installs everything, bundles the page, then drops the dev dependencies (the
+# tests' and the load test's), so the runtime stage copies only production ones. esbuild and the
+# editor packages are among those: `npm start` bundles the page when there is no build.
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./

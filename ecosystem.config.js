@@ -5,6 +5,13 @@
 // environment: under NODE_ENV=production it must carry AUTH_SECRET, API_KEY and METRICS_TOKEN (or
 // METRICS_PUBLIC=true), or each worker refuses to start.
 
+import { loadConfig } from './server/config.js'
+
+// The workers' configuration, checked once here: without it, a missing secret (say `docker run`
+// without AUTH_SECRET under the image's NODE_ENV=production) makes every worker exit at start and
+// PM2 restart it forever. This way pm2-runtime and `pm2 start` stop at once, naming the variable.
+loadConfig(process.env)
+
 const workers = process.env.WORKERS ?? 'max'
 
 export const apps = [{

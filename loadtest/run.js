@@ -3,6 +3,7 @@ import { loadTrace } from './edits/trace.js'
 import { runLevel } from './level.js'
 import { describeMachine } from './machine.js'
 import { runRest } from './rest.js'
+import { describeServer } from './server-info.js'
 import { runSoak } from './soak.js'
 import { spawnServer } from './spawn.js'
 import { tandemTarget } from './target.js'
@@ -38,7 +39,9 @@ export async function runLoadTest (options, hooks, argv) {
     const api = new TandemApi(url, options.apiKey, options.metricsToken)
     // A server with auth on admits each session's editors with a token for it: with the API key at
     // hand one is minted per room (an explicit --token is used as given instead).
-    const authOn = (await api.health()).auth === 'on'
+    const health = await api.health()
+    const authOn = health.auth === 'on'
+    const server = describeServer(health, spawned)
     const target = tandemTarget(api, { mintTokens: authOn && options.apiKey !== null && options.token === null })
     const levels = []
     /** @type {import('./soak.js').SoakResult | null} */
@@ -75,6 +78,7 @@ export async function runLoadTest (options, hooks, argv) {
         mode: options.spawn ?? 'external',
         description: spawned?.description ?? 'server at --url'
       },
+      server,
       settings: settingsOf(options, argv),
       trace: trace && options.trace
         ? {

@@ -6,6 +6,7 @@ import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { loadConfig } from '../server/config.js'
 import { TandemApi } from './api.js'
 import { now, sleepUntil } from './clock.js'
 
@@ -24,6 +25,8 @@ const OUTPUT_TAIL_CHARS = 4000
  * @property {string} url
  * @property {string} description
  * @property {number | null} pid the server's process when it is one process (`single`), else null
+ * @property {number} [workers] processes serving (a Tandem server)
+ * @property {boolean | null} [syncWrites] the SYNC_WRITES the server runs with (a Tandem server)
  * @property {() => Promise<void>} stop
  */
 
@@ -44,16 +47,15 @@ export async function spawnServer (mode, options) {
 async function spawnSingle (options) {
   const dir = await mkdtemp(join(tmpdir(), 'tandem-loadtest-'))
   const port = await freePort()
-  const server = startProcess('server', process.execPath, [join(ROOT, 'server/index.js')], {
-    ...PER_IP_LIMITS_OFF, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: join(dir, 'data'), LOG_LEVEL: 'warn'
-  })
+  const env = { ...PER_IP_LIMITS_OFF, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: join(dir, 'data'), LOG_LEVEL: 'warn' }
+  const server = startProcess('server', process.execPath, [join(ROOT, 'server/index.js')], env)
   const url = `http://127.0.0.1:${port}`
   const stop = async () => {
     await server.stop('SIGINT')
     await rm(dir, { recursive: true, force: true })
   }
   await ready(url, options.apiKey, [server]).catch(async (err) => { await stop(); throw err })
-  return { url, description: 'single process (node server/index.js)', pid: server.pid, stop }
+  return { url, description: 'single process (node server/index.js)', pid: server.pid, workers: 1, syncWrites: syncWritesOf(env), stop }
 }
 
 /** @param {{ clusterWorkers: number, apiKey: string | null }} options */
@@ -72,20 +74,34 @@ async function spawnCluster (options) {
     await rm(dir, { recursive: true, force: true })
   }
   try {
-    pm2 = startProcess('pm2-runtime', join(ROOT, 'node_modules/.bin/pm2-runtime'), ['start', 'ecosystem.config.js'], {
+    const env = {
       ...PER_IP_LIMITS_OFF,
       PM2_HOME: join(dir, 'pm2'),
       REDIS_URL: `redis://127.0.0.1:${redisPort}`,
       PORT: String(port),
       WORKERS: String(options.clusterWorkers),
       LOG_LEVEL: 'warn'
-    })
+    }
+    pm2 = startProcess('pm2-runtime', join(ROOT, 'node_modules/.bin/pm2-runtime'), ['start', 'ecosystem.config.js'], env)
     const url = `http://127.0.0.1:${port}`
     await ready(url, options.apiKey, [redis, pm2])
-    return { url, description: `cluster of ${options.clusterWorkers} PM2 worker${options.clusterWorkers === 1 ? '' : 's'} + Redis`, pid: null, stop }
+    const description = `cluster of ${options.clusterWorkers} PM2 worker${options.clusterWorkers === 1 ? '' : 's'} + Redis`
+    return { url, description, pid: null, workers: options.clusterWorkers, syncWrites: syncWritesOf(env), stop }
   } catch (err) {
     await stop()
     throw err
+  }
+}
+
+/**
+ * SYNC_WRITES as the spawned server reads it: this process's environment plus what the spawner sets.
+ * @param {Record<string, string>} env
+ */
+function syncWritesOf (env) {
+  try {
+    return loadConfig({ ...process.env, ...env }).syncWrites
+  } catch {
+    return null
   }
 }
 

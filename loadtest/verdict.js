@@ -68,7 +68,19 @@ export function verdict (levels, slo) {
   }
   const generatorLimited = checks.filter(check => check.generatorLimited).map(check => check.editors)
   const disturbed = checks.filter(check => check.disturbed).map(check => check.editors)
-  return { slo, capacity, firstFailure, knee, generatorLimited, disturbed, summary: summary({ capacity, firstFailure, knee, generatorLimited, disturbed, slo }) }
+  // Every level passed: the capacity is at least the highest level tried, not a measured limit.
+  const capacityIsLowerBound = capacity !== null && firstFailure === null
+  const p99Grew = grew(sorted.map(level => level.ackMs?.p99)) && grew(sorted.map(level => level.broadcast.latencyMs?.p99))
+  return {
+    slo,
+    capacity,
+    capacityIsLowerBound,
+    firstFailure,
+    knee,
+    generatorLimited,
+    disturbed,
+    summary: summary({ capacity, capacityIsLowerBound, firstFailure, knee, p99Grew, generatorLimited, disturbed, slo })
+  }
 }
 
 /** @typedef {ReturnType<typeof verdict>} Verdict */
@@ -76,21 +88,27 @@ export function verdict (levels, slo) {
 /**
  * @param {object} input
  * @param {number | null} input.capacity
+ * @param {boolean} input.capacityIsLowerBound
+ * @param {boolean} input.p99Grew whether p99 ended higher than it started, for ACK and broadcast
  * @param {{ editors: number, failures: string[] } | null} input.firstFailure
  * @param {{ ack: number | null, broadcast: number | null }} input.knee
  * @param {number[]} input.generatorLimited
  * @param {number[]} input.disturbed
  * @param {Slo} input.slo
  */
-function summary ({ capacity, firstFailure, knee, generatorLimited, disturbed, slo }) {
+function summary ({ capacity, capacityIsLowerBound, firstFailure, knee, p99Grew, generatorLimited, disturbed, slo }) {
   const slos = `ACK p99 ≤ ${slo.ackP99Ms} ms, broadcast p99 ≤ ${slo.broadcastP99Ms} ms, no loss, no errors, converged`
   const parts = [capacity === null
     ? `No level met the SLOs (${slos}).`
-    : `Capacity: ${capacity} editors met the SLOs (${slos}).`]
+    : capacityIsLowerBound
+      ? `Capacity: ≥ ${capacity} editors (highest tried): every level met the SLOs (${slos}).`
+      : `Capacity: ${capacity} editors met the SLOs (${slos}).`]
   if (firstFailure) parts.push(`${firstFailure.editors} editors did not: ${firstFailure.failures.join('; ')}.`)
-  else parts.push('Every level met them; the limit lies above the largest level tested.')
+  else parts.push('The limit lies above the largest level tested: add higher levels to find it.')
   const knees = [knee.ack !== null && `ACK at ${knee.ack} editors`, knee.broadcast !== null && `broadcast at ${knee.broadcast} editors`].filter(Boolean)
-  parts.push(knees.length > 0 ? `Tail latency turns non-linear: ${knees.join(', ')}.` : 'Tail latency grows without a knee over the levels tested.')
+  if (knees.length > 0) parts.push(`Tail latency turns non-linear: ${knees.join(', ')}.`)
+  else if (p99Grew) parts.push('Tail latency grows without a knee over the levels tested.')
+  else parts.push('No knee in tail latency over the levels tested (p99 did not rise with the load).')
   if (generatorLimited.length > 0) {
     parts.push(`At ${generatorLimited.join(', ')} editors the load generator, not the server, was the bottleneck: those levels understate the server.`)
   }
@@ -98,6 +116,16 @@ function summary ({ capacity, firstFailure, knee, generatorLimited, disturbed, s
     parts.push(`At ${disturbed.join(', ')} editors something else on the machine took the CPU while the generator was idle: run those levels again before trusting them.`)
   }
   return parts.join(' ')
+}
+
+/**
+ * Whether the last known value is at least the first: a p99 that fell between the lowest and the
+ * highest level did not "grow". Levels without a value are left out.
+ * @param {(number | null | undefined)[]} values
+ */
+function grew (values) {
+  const known = values.filter(value => typeof value === 'number')
+  return known.length < 2 || /** @type {number} */ (known.at(-1)) >= known[0]
 }
 
 /** @param {number} ms */

@@ -56,7 +56,7 @@ export async function createServer (config, deps = {}) {
 
   const app = express()
   const httpServer = http.createServer(app)
-  const io = createIo(httpServer, { config, corsOrigin, adapter: backend.adapter })
+  const io = createIo(httpServer, { config, corsOrigin, adapter: backend.adapter, logger })
   const relayOptions = { awarenessIntervalMs: config.awarenessIntervalMs, fanOutSpacing: config.fanOutSpacing, metrics }
   const registry = new DocRegistry({
     store: backend.docStore,

@@ -5,6 +5,8 @@ import { after, before, describe, it } from 'node:test'
 import { dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { chromium } from 'playwright-core'
+import { execFile } from 'node:child_process'
+import { promisify } from 'node:util'
 import { build } from '../client/build.js'
 import { startChildServer } from './helpers/child-server.js'
 import { eventually } from './helpers/eventually.js'
@@ -14,7 +16,11 @@ const CHROMIUM = '/usr/bin/chromium'
 const LAUNCH_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
   '--disable-background-networking', '--disable-component-update', '--disable-sync']
 const SCREENSHOT = fileURLToPath(new URL('../reports/screenshots/two-editors.png', import.meta.url))
+const SCREENSHOTS = dirname(SCREENSHOT)
+const ROOT = fileURLToPath(new URL('..', import.meta.url))
+const PHONE = { width: 390, height: 700 }
 const WAIT = { timeout: 20_000 }
+const run = promisify(execFile)
 
 // Outside CI a machine without Chromium skips this suite; under CI it fails instead, so that a
 // missing browser cannot pass for a green run.
@@ -25,6 +31,30 @@ const skip = !hasChromium && process.env.CI !== 'true' &&
 // Names that would turn into markup if the page ever inserted them as HTML.
 const ADA = { name: 'Ada <b>Lovelace</b>', color: '#d33682' }
 const BOB = { name: 'Bob <img src=x onerror="document.title=1">', color: '#268bd2' }
+
+/**
+ * Fails unless nothing on the page is wider than its viewport (no sideways scrolling) and the
+ * header's children all lie inside it.
+ * @param {import('playwright-core').Page} page
+ */
+async function assertFitsWidth (page) {
+  const { width, overflow } = await page.evaluate(() => ({
+    width: window.innerWidth,
+    overflow: [...document.querySelectorAll('.bar > *')]
+      .map(element => ({ element: element.outerHTML.slice(0, 60), right: element.getBoundingClientRect().right }))
+      .filter(({ right }) => right > window.innerWidth)
+  }))
+  assert.deepEqual(overflow, [], `header items past the ${width} px edge`)
+  assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), 'the page scrolls sideways')
+}
+
+/** @param {import('playwright-core').Page} page @param {string} name */
+async function screenshot (page, name) {
+  await mkdir(SCREENSHOTS, { recursive: true })
+  const path = `${SCREENSHOTS}/${name}.png`
+  await writeFile(path, await page.screenshot())
+  return path
+}
 
 /**
  * The editor's text as CodeMirror shows it, without the remote caret widgets (which carry names).
@@ -125,6 +155,29 @@ describe('the editor page in a real browser', { skip }, () => {
     t.diagnostic(`screenshot: ${SCREENSHOT}`)
   })
 
+  it('creates a session from a phone-sized page, infers its language from the name, and changes it', async (t) => {
+    const page = await browser.newPage({ viewport: PHONE })
+    try {
+      await page.goto(`${server.url}/`)
+      await page.fill('input[name="name"]', 'solver.py')
+      await page.click('button[type="submit"]')
+      await page.waitForSelector('#status[data-status="connected"]', WAIT)
+      const id = new URL(page.url()).pathname.split('/').at(-1) ?? ''
+      assert.equal(await page.inputValue('select.language'), 'python', 'inferred from .py')
+      assert.equal((await api(server.url, `/api/sessions/${id}`)).body.language, 'python')
+      await page.click('.cm-content')
+      await page.keyboard.type('def solve(): pass')
+      await assertFitsWidth(page)
+      t.diagnostic(`screenshot: ${await screenshot(page, 'editor-390px')}`)
+
+      await page.selectOption('select.language', 'rust')
+      await eventually(async () => (await api(server.url, `/api/sessions/${id}`)).body.language === 'rust', { what: 'the language saved' })
+      assert.equal(await page.locator('.notice').count(), 0)
+    } finally {
+      await page.close()
+    }
+  })
+
   it('keeps the text across a reload', async () => {
     const [ada, bob] = editors
     const kept = await converged()
@@ -162,7 +215,7 @@ describe('the editor page with auth on, in a real browser', { skip }, () => {
   const API_KEY = 'browser-test-api-key-01'
   const KEY = { authorization: `Bearer ${API_KEY}` }
 
-  it('opens invitation links with a token; a viewer sees every edit and cannot type', async () => {
+  it('opens invite links minted with npm run invite; a viewer sees every edit under its own name, cannot type, and is told of no refusal', async (t) => {
     if (!hasChromium) throw new Error(`CI=true and no Chromium at ${CHROMIUM}: the browser test cannot run`)
     await build()
     const data = await tempDataDir()
@@ -170,14 +223,21 @@ describe('the editor page with auth on, in a real browser', { skip }, () => {
     const browser = await chromium.launch({ executablePath: CHROMIUM, args: LAUNCH_ARGS })
     try {
       const { body: session } = await api(server.url, '/api/sessions', { method: 'POST', body: { name: 'exam.py', content: 'print(1)\n' }, headers: KEY })
+      // As an operator runs it: npm, the script, the env it documents.
       const link = async (/** @type {string} */ user, /** @type {string} */ role) => {
-        const { body } = await api(server.url, `/api/sessions/${session.id}/tokens`, { method: 'POST', body: { user, role }, headers: KEY })
-        return `${server.url}/s/${session.id}#token=${body.token}`
+        const { stdout } = await run('npm', ['run', '--silent', 'invite', '--', session.id, user, role], {
+          cwd: ROOT, env: { ...process.env, API_KEY, TANDEM_URL: server.url }, timeout: 20_000
+        })
+        return stdout.trim()
       }
+      const editorLink = await link('ada', 'editor')
+      assert.match(editorLink, new RegExp(`^${server.url}/s/${session.id}#token=[\\w-]+\\.[\\w-]+\\.[\\w-]+$`))
       const [editor, viewer] = [await browser.newPage(), await browser.newPage()]
-      await editor.goto(await link('ada', 'editor'))
+      await editor.goto(editorLink)
       await viewer.goto(await link('bob', 'viewer'))
       for (const page of [editor, viewer]) await page.waitForSelector('#status[data-status="connected"]', WAIT)
+      assert.equal(await editor.inputValue('#your-name'), 'ada', 'the name the token gives, not a guest name')
+      assert.equal(await viewer.inputValue('#your-name'), 'bob')
 
       await editor.click('.cm-content')
       await editor.keyboard.press('Control+End')
@@ -188,6 +248,23 @@ describe('the editor page with auth on, in a real browser', { skip }, () => {
       await viewer.keyboard.type('vandal')
       const stored = await api(server.url, `/api/sessions/${session.id}/content`, { headers: KEY })
       assert.equal(stored.body, 'print(1)\nprint(2)')
+      await editor.waitForFunction(() => [...document.querySelectorAll('.presence li')].map(li => li.textContent).join() === 'ada (you),bob', null, WAIT)
+      const notices = await viewer.locator('.notice').allTextContents()
+      assert.deepEqual(notices, ['You are a viewer: you see every edit, and yours are not sent.'], 'no refusal shown to a viewer who typed nothing')
+
+      // The home page cannot list or create without the API key: it explains invite links instead.
+      const home = await browser.newPage({ viewport: PHONE })
+      await home.goto(`${server.url}/`)
+      await home.waitForSelector('main.invite-only', WAIT)
+      assert.match(await home.textContent('main') ?? '', /npm run invite -- <session id> <user> editor/)
+      assert.equal(await home.locator('form.create input[name="name"]').count(), 0, 'no create form that would fail')
+      await assertFitsWidth(home)
+      t.diagnostic(`screenshot: ${await screenshot(home, 'home-auth-on-390px')}`)
+      await home.fill('input[name="invite"]', editorLink)
+      await home.click('button[type="submit"]')
+      await home.waitForSelector('#status[data-status="connected"]', WAIT)
+      await assertFitsWidth(home)
+      t.diagnostic(`screenshot: ${await screenshot(home, 'editor-invited-390px')}`)
 
       // Without a token the page cannot even read the session.
       const stranger = await browser.newPage()

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict'
-import { existsSync, readFileSync } from 'node:fs'
+import { execFile } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { promisify } from 'node:util'
 import { describe, it } from 'node:test'
 import { parse } from 'yaml'
 import { ENVIRONMENT, loadConfig } from '../server/config.js'
@@ -17,6 +19,10 @@ const blueprint = parse(read('render.yaml'))
 const nginx = read('deploy/nginx.conf').replace(/#.*$/gm, '')
 const dockerfile = instructions(read('Dockerfile'))
 const pkg = JSON.parse(read('package.json'))
+const readme = read('README.md')
+const envExample = parseEnvFile(read('.env.example'))
+const dockerignore = read('.dockerignore').split('\n').map(line => line.trim()).filter(line => line && !line.startsWith('#'))
+const run = promisify(execFile)
 
 const READ_BY_SERVER = new Set(ENVIRONMENT.map(({ env }) => env))
 // WORKERS is read by ecosystem.config.js, NODE_ENV by Node's ecosystem (npm, Express).
@@ -45,6 +51,16 @@ function envOf (service) {
   })
   return Object.fromEntries(entries.map(([key, value]) => [key, interpolate(String(value ?? ''))]))
 }
+
+/** KEY=VALUE lines of an env file, comments and blank lines skipped. @param {string} text */
+function parseEnvFile (text) {
+  return Object.fromEntries(text.split('\n').map(line => line.trim()).filter(line => line && !line.startsWith('#'))
+    .map(line => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]))
+}
+
+/** .env.example as an operator fills it in: each empty secret given a generated value. */
+const filledEnvExample = () => Object.fromEntries(Object.entries(envExample)
+  .map(([key, value]) => [key, value || OPERATOR_ENV[/** @type {keyof typeof OPERATOR_ENV} */ (key)] || '']))
 
 /** A compose command or healthcheck test as one string. @param {string | string[] | undefined} value */
 const commandOf = value => (Array.isArray(value) ? value.join(' ') : value ?? '')
@@ -257,10 +273,58 @@ describe('Dockerfile', () => {
     assert.match(check[1], /\/api\/health/)
   })
 
-  it('keeps node_modules and the client build out of the build context', () => {
-    assert.ok(existsSync(new URL('.dockerignore', root)), 'no .dockerignore')
-    const ignored = read('.dockerignore').split('\n').map(line => line.trim())
-    for (const path of ['node_modules', 'client/dist']) assert.ok(ignored.includes(path), `${path} is not ignored`)
+  it('keeps node_modules, the client build, secrets, tests, reports and the peer comparison out of the build context', () => {
+    for (const path of ['node_modules', 'client/dist', '.env', 'test', 'reports', 'loadtest/peers']) {
+      assert.ok(dockerignore.includes(path), `${path} is not in .dockerignore`)
+    }
+    // What the image builds and runs must stay in.
+    for (const path of ['server', 'client', 'scripts', 'ecosystem.config.js', 'package.json']) {
+      assert.ok(!dockerignore.some(line => path === line || path.startsWith(`${line}/`)), `${path} is ignored`)
+    }
+  })
+
+  it('sets NODE_ENV=production, so it needs secrets at run time', () => {
+    const env = dockerfile.filter(([op]) => op === 'ENV').map(([, args]) => args).join(' ')
+    assert.match(env, /NODE_ENV=production/)
+  })
+})
+
+describe('.env.example and the Docker commands of the README', () => {
+  it('lists the secrets docker-compose.yml asks for, and only variables something reads', () => {
+    const asked = [...read('docker-compose.yml').matchAll(/\$\{(\w+):\?/g)].map(([, name]) => name)
+    assert.ok(asked.length >= 3)
+    for (const name of asked) assert.ok(name in envExample, `.env.example lacks ${name}`)
+    for (const key of Object.keys(envExample)) assert.ok(ALLOWED.has(key), `.env.example sets ${key}, which nothing reads`)
+  })
+
+  it('once its secrets are filled in, is a configuration the image (NODE_ENV=production) accepts', () => {
+    assert.throws(() => loadConfig({ NODE_ENV: 'production', ...envExample }), /AUTH_SECRET/, 'empty secrets are refused')
+    assert.doesNotThrow(() => loadConfig({ NODE_ENV: 'production', ...filledEnvExample() }))
+    assert.match(envExample.WORKERS ?? '', /^[1-9]\d*$/)
+  })
+
+  it('gives docker run the env file and a stop timeout longer than PM2\'s kill_timeout', () => {
+    const commands = readme.split('\n').filter(line => /^\s*docker run /.test(line))
+    assert.ok(commands.length > 0, 'the README shows no docker run')
+    for (const command of commands) {
+      assert.match(command, /--env-file \.env\b/, `${command}: no secrets passed`)
+      assert.ok(Number(/--stop-timeout[ =](\d+)/.exec(command)?.[1] ?? 10) > 15, `${command}: docker stop would cut the drain short`)
+    }
+    assert.match(readme, /cp \.env\.example \.env/)
+  })
+
+  it('stops pm2-runtime at once, naming the variable, when the image runs without secrets', async () => {
+    const load = (/** @type {Record<string, string>} */ env) => run(process.execPath, ['-e', "require('./ecosystem.config.js')"], {
+      cwd: new URL('.', root), env: { PATH: process.env.PATH ?? '', NODE_ENV: 'production', ...env }
+    })
+    await assert.rejects(load({}), (/** @type {any} */ err) => {
+      assert.match(err.stderr, /production \(NODE_ENV=production\) needs AUTH_SECRET and API_KEY/)
+      return true
+    })
+    const { stdout } = await run(process.execPath, ['-e', "console.log(require('./ecosystem.config.js').apps[0].instances)"], {
+      cwd: new URL('.', root), env: { PATH: process.env.PATH ?? '', NODE_ENV: 'production', ...filledEnvExample() }
+    })
+    assert.equal(stdout.trim(), envExample.WORKERS)
   })
 })
 

@@ -73,6 +73,22 @@ describe('load test verdict', () => {
     assert.equal(verdict([level(10, 60, 5)], slo).capacity, null)
   })
 
+  it('calls the capacity a lower bound when even the highest level tried met the SLOs', () => {
+    const result = verdict([level(10, 3, 5), level(20, 4, 6)], slo)
+    assert.equal(result.capacity, 20)
+    assert.equal(result.capacityIsLowerBound, true)
+    assert.match(result.summary, /^Capacity: ≥ 20 editors \(highest tried\)/)
+    assert.doesNotMatch(result.summary, /Capacity: 20 editors/)
+    assert.equal(verdict([level(10, 3, 5), level(20, 70, 6)], slo).capacityIsLowerBound, false)
+  })
+
+  it('says tail latency grows only where p99 rose', () => {
+    assert.match(verdict([level(10, 3, 5), level(20, 4, 6)], slo).summary, /Tail latency grows without a knee/)
+    const fell = verdict([level(10, 9, 12), level(20, 6, 8), level(40, 5, 9)], slo)
+    assert.doesNotMatch(fell.summary, /grows/)
+    assert.match(fell.summary, /No knee in tail latency over the levels tested \(p99 did not rise with the load\)/)
+  })
+
   it('flags levels where the load generator was the bottleneck', () => {
     const result = verdict([level(10, 3, 5), level(150, 30, 40, { bottleneck: true })], slo)
     assert.deepEqual(result.generatorLimited, [150])
@@ -136,6 +152,18 @@ describe('load test chart', () => {
     assert.equal(niceCeiling(13), 20)
     assert.equal(niceCeiling(0.3), 0.5)
     assert.equal(niceCeiling(100), 100)
+  })
+
+  it('draws each SLO as a horizontal line, within the scale', () => {
+    const svg = renderChart([level(10, 3, 6), level(25, 4, 8)], 'with SLOs', { ackP99Ms: 50, broadcastP99Ms: 100 })
+    const lines = [...svg.matchAll(/<line data-slo="([^"]+)" x1="[\d.]+" x2="[\d.]+" y1="([\d.]+)" y2="([\d.]+)"/g)]
+    assert.deepEqual(lines.map(([, label]) => label), ['ACK p99 SLO 50 ms', 'broadcast p99 SLO 100 ms'])
+    // Plot area: y from 40 (the scale's top, 100 ms here) to 350 (0 ms).
+    const [ack, broadcast] = lines.map(([, , y1, y2]) => { assert.equal(y1, y2); return Number(y1) })
+    assert.equal(broadcast, 40)
+    assert.equal(ack, 195)
+    assert.match(svg, />ACK p99 SLO 50 ms<\/text>/)
+    assert.doesNotMatch(renderChart([level(10, 3, 6)], 'without'), /data-slo/)
   })
 
   it('leaves a series out when it has no values', () => {

@@ -68,6 +68,18 @@ describe('npm run loadtest, a small run against a server it spawns', () => {
     assert.equal(report.target.mode, 'single')
   })
 
+  it('says which server it measured: version, commit, storage, SYNC_WRITES and workers', async () => {
+    const { version } = JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8'))
+    assert.equal(report.server.version, version)
+    assert.match(report.server.commit, /^[0-9a-f]{12}\b/)
+    assert.equal(report.server.storage, 'leveldb')
+    assert.equal(report.server.syncWrites, process.env.SYNC_WRITES === 'true')
+    assert.equal(report.server.workers, 1)
+    assert.deepEqual(tableAfter(markdown, '## Server under test').map(([name, value]) => [name, value]), [
+      ['Version', version], ['Commit', report.server.commit], ['Storage', 'leveldb'], ['SYNC_WRITES', String(report.server.syncWrites)], ['Workers', '1']
+    ])
+  })
+
   it('shows in report.md exactly the figures of report.json', () => {
     const updates = tableAfter(markdown, '## Updates')
     const broadcasts = tableAfter(markdown, '## Broadcasts')
@@ -94,6 +106,8 @@ describe('npm run loadtest --spawn cluster', { skip: missing('redis-server') }, 
     const report = JSON.parse(stdout)
     await out.remove()
     assert.equal(report.target.mode, 'cluster')
+    assert.equal(report.server.workers, 2)
+    assert.equal(report.server.storage, 'redis')
     const [level] = report.levels
     assert.equal(level.updates.acked, level.updates.sent)
     assert.equal(level.broadcast.lost, 0)

@@ -33,6 +33,19 @@ describe('REST session API', () => {
     assert.deepEqual((await api(tandem.url, `/api/sessions/${res.body.id}`)).body, res.body)
   })
 
+  it('infers a session\'s language from its file name when none is given, and lets it be changed', async () => {
+    const named = async (/** @type {string} */ name) => (await api(tandem.url, '/api/sessions', { method: 'POST', body: { name } })).body
+    assert.equal((await named('main.rs')).language, 'rust')
+    assert.equal((await named('src/App.TSX')).language, 'tsx')
+    assert.equal((await named('notes')).language, 'plaintext')
+    const session = await named('script.py')
+    assert.equal(session.language, 'python')
+    const changed = await api(tandem.url, `/api/sessions/${session.id}`, { method: 'PATCH', body: { language: 'markdown' } })
+    assert.equal(changed.body.language, 'markdown')
+    const explicit = await createSession(tandem.url, { name: 'main.rs', language: 'go' })
+    assert.equal(explicit.language, 'go', 'a given language wins over the name')
+  })
+
   it('seeds the document from `content` and serves it as text and as a Yjs update', async () => {
     const content = 'fn main() {\n    println!("hi");\n}\n'
     const session = await createSession(tandem.url, { language: 'rust', content })

@@ -2,7 +2,11 @@ import { DOC_ID_PATTERN } from '../../server/protocol.js'
 
 /**
  * @typedef {object} ProviderOptions
- * @property {string} [token] sent in the handshake as `auth: { token }`. Ignored with `socket`.
+ * @property {string | (() => Promise<string> | string)} [token] the join token, or a function that
+ *   fetches one from your backend. A function is called for every handshake (`auth: { token }`) and
+ *   every `doc:join`, and again after an UNAUTHORIZED refusal (then retried with backoff), so a
+ *   session outlives each short-lived token. A string that expires stops the provider at its next
+ *   reconnect. The handshake part is ignored with `socket` (that socket's own `token` applies).
  * @property {import('y-protocols/awareness').Awareness} [awareness] cursors and presence. Default: a new one on the document.
  * @property {boolean} [connect] join as soon as the provider exists. Default true.
  * @property {string[]} [transports] Engine.IO transports. Default `['websocket']`. Ignored with `socket`.
@@ -43,6 +47,8 @@ export function providerOptions (serverUrl, docId, options) {
   }
   if (merged.maxRetryDelayMs < merged.retryDelayMs) throw new TypeError('maxRetryDelayMs must be at least retryDelayMs')
   if (!Array.isArray(merged.transports) || merged.transports.length === 0) throw new TypeError('transports must be a non-empty array')
-  if (merged.token !== undefined && typeof merged.token !== 'string') throw new TypeError('token must be a string')
+  if (merged.token !== undefined && typeof merged.token !== 'string' && typeof merged.token !== 'function') {
+    throw new TypeError('token must be a string or a function returning one')
+  }
   return Object.freeze(merged)
 }

@@ -1,7 +1,7 @@
 import { ObservableV2 } from 'lib0/observable'
 import { Awareness } from 'y-protocols/awareness'
 import * as Y from 'yjs'
-import { CLOSE_REASONS, ERRORS, EVENTS } from '../../server/protocol.js'
+import { CLOSE_REASONS, ERRORS, EVENTS, ROLES } from '../../server/protocol.js'
 import { AwarenessSync } from './awareness-sync.js'
 import { backoffDelay } from './backoff.js'
 import { PendingUpdates } from './pending-updates.js'
@@ -50,6 +50,10 @@ const JOINED = 2
  * takes it, later edits, which build on it, are held back too: `blockedBy` holds the refusal, and
  * the `blocked` event fires with it, then with `null` once the update is stored.
  *
+ * Give `token` as a function to outlive short-lived join tokens: it is asked for a fresh one on
+ * every (re)connect and join, and again after an UNAUTHORIZED refusal. A viewer (the join's `role`)
+ * sends no document updates: its local edits stay local, counted in `unsyncedChanges`.
+ *
  * @extends {ObservableV2<ProviderEvents>}
  */
 export class SocketIOProvider extends ObservableV2 {
@@ -72,6 +76,8 @@ export class SocketIOProvider extends ObservableV2 {
   #retryAttempt = 0
   /** @type {ReturnType<typeof setTimeout> | undefined} */
   #missingTimer
+  /** the transport is open and the server has not yet accepted the socket (see #onTransportClose) */
+  #transportOpen = false
   #ownsSocket
   #ownsAwareness
   #awarenessSync
@@ -94,10 +100,16 @@ export class SocketIOProvider extends ObservableV2 {
     this.#ownsSocket = !this.options.socket
     /** @type {import('./socket.js').TandemSocket} */
     this.socket = this.options.socket ??
-      createSocket(serverUrl, { token: this.options.token, transports: [...this.options.transports], autoConnect: false })
+      createSocket(serverUrl, {
+        token: typeof this.options.token === 'function' ? () => /** @type {Promise<string>} */ (this.#token()) : this.options.token,
+        transports: [...this.options.transports],
+        autoConnect: false
+      })
     this.#releaseDoc = claimDoc(this.socket, docId)
 
     for (const [event, listener] of this.#socketListeners()) this.socket.on(event, listener)
+    this.socket.io.on('open', this.#onTransportOpen)
+    this.socket.io.on('close', this.#onTransportClose)
     ydoc.on('update', this.#onLocalUpdate)
     this.#awarenessSync = new AwarenessSync(this.awareness, {
       origin: this,
@@ -183,6 +195,8 @@ export class SocketIOProvider extends ObservableV2 {
   destroy () {
     this.disconnect()
     for (const [event, listener] of this.#socketListeners()) this.socket.off(event, listener)
+    this.socket.io.off('open', this.#onTransportOpen)
+    this.socket.io.off('close', this.#onTransportClose)
     this.doc.off('update', this.#onLocalUpdate)
     this.#awarenessSync.destroy()
     if (typeof window !== 'undefined') window.removeEventListener('beforeunload', this.#onUnload)
@@ -197,17 +211,29 @@ export class SocketIOProvider extends ObservableV2 {
     this.#membership = JOINING
     const epoch = this.#membershipEpoch
     this.#setStatus(STATUS.CONNECTING)
+    let token
+    try {
+      token = await this.#token()
+    } catch {
+      // Reported by #token; the backend may be back by the next attempt.
+      if (epoch !== this.#membershipEpoch) return
+      this.#membership = NONE
+      this.#retryLater(() => this.#join())
+      return
+    }
+    if (epoch !== this.#membershipEpoch) return
     const reply = await this.#request(EVENTS.JOIN, {
       doc: this.docId,
       sv: Y.encodeStateVector(this.doc),
       // On a shared socket the handshake's token may be another session's: each join carries its own.
-      ...(this.options.token === undefined ? {} : { token: this.options.token })
+      ...(token === undefined ? {} : { token })
     })
     if (epoch !== this.#membershipEpoch) return
     if (!reply?.ok) {
       this.#membership = NONE
       // No reply in time counts as retryable: the join may have gone through, and joining again is allowed.
-      if (!reply || this.#refused(EVENTS.JOIN, reply.error).retry) this.#retryLater(() => this.#join(), reply?.error)
+      const renewable = typeof this.options.token === 'function'
+      if (!reply || this.#refused(EVENTS.JOIN, reply.error, renewable).retry) this.#retryLater(() => this.#join(), reply?.error)
       else this.disconnect()
       return
     }
@@ -218,11 +244,14 @@ export class SocketIOProvider extends ObservableV2 {
     const { maxUpdateBytes } = reply
     this.#maxUpdateBytes = Number.isSafeInteger(maxUpdateBytes) && maxUpdateBytes > 0 ? maxUpdateBytes : Infinity
     Y.applyUpdate(this.doc, new Uint8Array(reply.update), this)
-    // What the server lacks is every update never acknowledged (its state vector reflects memory,
-    // which can hold an update whose write failed) plus what else its state vector misses.
-    this.#pending.addMissing(this.doc, new Uint8Array(reply.sv))
-    this.#countChanged()
-    this.#resend()
+    // A viewer's updates would all be refused (FORBIDDEN): it sends none, not even the diff below.
+    if (this.role !== ROLES.VIEWER) {
+      // What the server lacks is every update never acknowledged (its state vector reflects memory,
+      // which can hold an update whose write failed) plus what else its state vector misses.
+      this.#pending.addMissing(this.doc, new Uint8Array(reply.sv))
+      this.#countChanged()
+      this.#resend()
+    }
     this.#awarenessSync.joined(new Uint8Array(reply.awareness))
     this.#setSynced(!holdsMissing(this.doc))
     this.#setStatus(STATUS.CONNECTED)
@@ -291,7 +320,7 @@ export class SocketIOProvider extends ObservableV2 {
    * only the first goes, as a probe: the rest build on it, and would come back OUT_OF_SYNC.
    */
   #resend () {
-    if (this.#membership !== JOINED) return
+    if (this.#membership !== JOINED || this.role === ROLES.VIEWER) return
     const updates = this.#pending.collapse(this.#maxUpdateBytes)
     this.#countChanged()
     if (!this.#blockedBy) {
@@ -332,13 +361,34 @@ export class SocketIOProvider extends ObservableV2 {
   }
 
   /**
-   * Reports a refusal and returns it; its `retry` (the flag of its code) says whether it is worth retrying.
+   * The join token: the string given, or a fresh one from the token function. A function that
+   * fails (or returns no string) is reported as `connection-error` and rejects.
+   * @returns {Promise<string | undefined>}
+   */
+  async #token () {
+    const { token } = this.options
+    if (typeof token !== 'function') return token
+    try {
+      const fresh = await token()
+      if (typeof fresh !== 'string' || fresh === '') throw new TypeError(`the token function returned ${typeof fresh}, not a token`)
+      return fresh
+    } catch (err) {
+      this.emit('connection-error', [new Error(`could not get a join token: ${/** @type {Error} */ (err).message}`, { cause: err })])
+      throw err
+    }
+  }
+
+  /**
+   * Reports a refusal and returns it; its `retry` (the flag of its code) says whether it is worth
+   * retrying. UNAUTHORIZED is, when a token function can fetch a fresh token.
    * @param {string} event
    * @param {import('../../server/protocol.js').ErrorBody} error
+   * @param {boolean} [renewable] whether a new token may be fetched for the retry
    * @returns {Refusal}
    */
-  #refused (event, { code, message }) {
-    const refusal = { event, code, message, retry: ERRORS[code]?.retry ?? false }
+  #refused (event, { code, message }, renewable = false) {
+    const retry = (ERRORS[code]?.retry ?? false) || (renewable && code === 'UNAUTHORIZED')
+    const refusal = { event, code, message, retry }
     this.emit('refused', [refusal])
     return refusal
   }
@@ -370,7 +420,10 @@ export class SocketIOProvider extends ObservableV2 {
     this.#awarenessSync.left()
   }
 
-  #onConnect = () => { this.#join() }
+  #onConnect = () => {
+    this.#transportOpen = false
+    this.#join()
+  }
 
   /** @param {string} reason */
   #onDisconnect = (reason) => {
@@ -382,11 +435,42 @@ export class SocketIOProvider extends ObservableV2 {
 
   /** @param {Error & { data?: import('../../server/protocol.js').ErrorBody }} error */
   #onConnectError = (error) => {
-    // An inactive socket after a connect error was refused by the server and will not retry.
-    if (!this.socket.active) this.#setStatus(STATUS.DISCONNECTED)
-    if (error.data?.code) this.#refused('connect', error.data)
+    // The handshake's token comes from the socket's `auth`: renewable when that is a function.
+    const refusal = error.data?.code ? this.#refused('connect', error.data, typeof this.socket.auth === 'function') : null
+    // An inactive socket after a connect error was refused by the server, and socket.io-client will
+    // not retry: this provider does, with backoff, when the refusal may pass later (a fresh token,
+    // a rate limit's wait).
+    if (!this.socket.active) {
+      if (refusal?.retry && this.#shouldConnect) {
+        this.#setStatus(STATUS.CONNECTING)
+        this.#retryLater(() => { if (this.#shouldConnect && !this.socket.active) this.socket.connect() }, error.data)
+      } else {
+        this.#setStatus(STATUS.DISCONNECTED)
+      }
+    }
     this.emit('connection-error', [error])
   }
+
+  /**
+   * The connection closed under the socket. A `parse error` means the server's packets do not decode
+   * with Tandem's parser; a close after the transport opened but before the server accepted the
+   * socket is how a server on another parser turns this client away. Retrying cannot fix either,
+   * and socket.io-client would otherwise retry in silence.
+   * @param {string} reason
+   * @param {unknown} [description]
+   */
+  #onTransportClose = (reason, description) => {
+    const unaccepted = this.#transportOpen && !this.socket.connected && reason === 'transport close'
+    this.#transportOpen = false
+    if (reason !== 'parse error' && !unaccepted) return
+    const what = reason === 'parse error'
+      ? `cannot decode what ${this.serverUrl} sends${description instanceof Error ? `: ${description.message}` : ''}.`
+      : `${this.serverUrl} closed the connection before accepting it.`
+    this.emit('connection-error', [new Error(`${what} Is it a Tandem server? Both ends must use the ` +
+      'MessagePack parser of server/parser.js (a server on Socket.IO\'s default parser is not one).')])
+  }
+
+  #onTransportOpen = () => { this.#transportOpen = true }
 
   /** @param {{ doc: string, update: Uint8Array }} payload */
   #onRemoteUpdate = ({ doc, update }) => {
@@ -414,8 +498,9 @@ export class SocketIOProvider extends ObservableV2 {
     if (origin === this) return
     this.#pending.add(update)
     this.#countChanged()
-    // While blocked the edit waits: it builds on the refused update, which the server lacks.
-    if (this.#membership === JOINED && !this.#blockedBy) this.#push(update)
+    // While blocked the edit waits: it builds on the refused update, which the server lacks. A
+    // viewer's edit stays local (the server would refuse it).
+    if (this.#membership === JOINED && !this.#blockedBy && this.role !== ROLES.VIEWER) this.#push(update)
   }
 
   #onUnload = () => { this.#awarenessSync.removeSelf() }

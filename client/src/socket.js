@@ -10,7 +10,9 @@ import { PARSER } from '../../server/parser.js'
 
 /**
  * @typedef {object} SocketOptions
- * @property {string} [token] sent in the handshake as `auth: { token }`
+ * @property {string | (() => Promise<string> | string)} [token] sent in the handshake as
+ *   `auth: { token }`; a function is called before every (re)connect, so each handshake carries a
+ *   fresh token
  * @property {string[]} [transports] Engine.IO transports, in order of preference. Default `['websocket']`.
  * @property {boolean} [autoConnect] connect at once. Default true.
  */
@@ -32,8 +34,22 @@ export function createSocket (serverUrl, { token, transports = ['websocket'], ..
     forceNew: true,
     // The server's parser (one frame per packet); a client on the default parser cannot talk to it.
     parser: PARSER,
-    ...(token === undefined ? {} : { auth: { token } })
+    ...(token === undefined ? {} : { auth: handshakeAuth(token) })
   })
+}
+
+/**
+ * socket.io-client calls a function `auth` before each connection attempt. A token function that
+ * fails sends no token: the server refuses the handshake with UNAUTHORIZED, which the caller
+ * sees as `connect_error` (and the provider retries with backoff).
+ * @param {string | (() => Promise<string> | string)} token
+ * @returns {{ token: string } | ((cb: (data: object) => void) => void)}
+ */
+function handshakeAuth (token) {
+  if (typeof token !== 'function') return { token }
+  return (cb) => {
+    Promise.resolve().then(token).then(fresh => cb({ token: fresh }), () => cb({}))
+  }
 }
 
 /** @type {WeakMap<object, Set<string>>} */

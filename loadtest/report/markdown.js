@@ -14,7 +14,7 @@ export function renderMarkdown (report) {
   const sections = [
     `# Tandem load test, ${report.startedAt}`,
     `**Verdict.** ${report.verdict.summary}`,
-    `Target: ${report.target.description} at ${report.target.url}. ${describeLoad(settings)}`,
+    `Target: ${report.target.description} at ${report.target.url}: ${describeServer(report.server)}. ${describeLoad(settings)}`,
     '![p50 and p99 of ACK and broadcast latency against editors](chart.svg)',
     ...(report.soak ? [soakMarkdown(report.soak)] : []),
     '## Updates (ACK latency, ms)',
@@ -45,6 +45,8 @@ export function renderMarkdown (report) {
     '## SLOs',
     table(['Editors', 'Result', 'Why'], levels.map(level => [level.editors, level.slo.pass ? 'pass' : 'fail', level.slo.failures.join('; ') || '–'])),
     ...rest(report.rest),
+    '## Server under test',
+    table(['', ''], Object.entries(serverRows(report.server))),
     '## Settings',
     table(['Setting', 'Value'], Object.entries(settingsRows(settings, report))),
     '## Machine',
@@ -59,6 +61,29 @@ export function renderMarkdown (report) {
     ...credit(report.trace)
   ]
   return sections.join('\n\n') + '\n'
+}
+
+/** What was not reported shows as such, never as a guess. @param {unknown} value */
+const known = value => value === null || value === undefined ? 'not known' : String(value)
+
+/** @param {import('../server-info.js').ServerInfo | undefined} server */
+function serverRows (server) {
+  return {
+    Version: known(server?.version),
+    Commit: known(server?.commit),
+    Storage: known(server?.storage),
+    SYNC_WRITES: known(server?.syncWrites),
+    Workers: known(server?.workers)
+  }
+}
+
+/** @param {import('../server-info.js').ServerInfo | undefined} server */
+function describeServer (server) {
+  const parts = [`Tandem ${known(server?.version)}`]
+  if (server?.commit) parts.push(`commit ${server.commit}`)
+  parts.push(`${known(server?.storage)} storage`, `SYNC_WRITES=${known(server?.syncWrites)}`,
+    server?.workers == null ? 'workers not known' : `${server.workers} worker${server.workers === 1 ? '' : 's'}`)
+  return parts.join(', ')
 }
 
 /** @param {import('../run.js').Report['settings']} settings */

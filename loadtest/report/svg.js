@@ -18,15 +18,21 @@ const SERIES = [
 /**
  * @param {ChartLevel[]} levels
  * @param {string} title
+ * @param {import('../verdict.js').Slo} [slo] drawn as a horizontal line per SLO, in its series' colour
  */
-export function renderChart (levels, title) {
+export function renderChart (levels, title, slo) {
   const sorted = [...levels].sort((a, b) => a.editors - b.editors)
   const plotWidth = WIDTH - MARGIN.left - MARGIN.right
   const plotHeight = HEIGHT - MARGIN.top - MARGIN.bottom
   const xs = sorted.map(level => level.editors)
   const [xMin, xMax] = [Math.min(...xs), Math.max(...xs)]
   const values = sorted.flatMap(level => SERIES.map(series => series.value(level))).filter(v => typeof v === 'number')
-  const yMax = niceCeiling(Math.max(1, ...values))
+  const sloLines = slo
+    ? [{ label: `ACK p99 SLO ${trim(slo.ackP99Ms)} ms`, ms: slo.ackP99Ms, color: SERIES[1].color },
+        { label: `broadcast p99 SLO ${trim(slo.broadcastP99Ms)} ms`, ms: slo.broadcastP99Ms, color: SERIES[3].color }]
+    : []
+  // The scale reaches the SLOs, so the chart shows the headroom below them.
+  const yMax = niceCeiling(Math.max(1, ...values, ...sloLines.map(line => line.ms)))
   const x = (/** @type {number} */ editors) => MARGIN.left + (xMax === xMin ? plotWidth / 2 : (editors - xMin) / (xMax - xMin) * plotWidth)
   const y = (/** @type {number} */ ms) => MARGIN.top + plotHeight - ms / yMax * plotHeight
 
@@ -49,6 +55,10 @@ export function renderChart (levels, title) {
     `<text x="${MARGIN.left + plotWidth / 2}" y="${HEIGHT - 10}" text-anchor="middle">editors</text>`,
     `<text x="18" y="${MARGIN.top + plotHeight / 2}" text-anchor="middle" transform="rotate(-90 18 ${MARGIN.top + plotHeight / 2})">latency (ms)</text>`
   )
+  for (const line of sloLines) {
+    parts.push(`<line data-slo="${line.label}" x1="${MARGIN.left}" x2="${MARGIN.left + plotWidth}" y1="${y(line.ms)}" y2="${y(line.ms)}" stroke="${line.color}" stroke-width="1" stroke-dasharray="2 3"/>`,
+      `<text x="${MARGIN.left + plotWidth - 4}" y="${y(line.ms) - 4}" text-anchor="end" fill="${line.color}">${line.label}</text>`)
+  }
   SERIES.forEach((series, i) => {
     const points = sorted.filter(level => typeof series.value(level) === 'number')
       .map(level => `${x(level.editors).toFixed(1)},${y(/** @type {number} */ (series.value(level))).toFixed(1)}`)

@@ -20,7 +20,7 @@ export async function writeReport (report, out) {
   }
   await writeFile(files.markdown, renderMarkdown(report))
   await writeFile(files.json, JSON.stringify(report, null, 2) + '\n')
-  await writeFile(files.chart, renderChart(report.levels, `Tandem: latency against editors, ${report.target.description}`))
+  await writeFile(files.chart, renderChart(report.levels, `Tandem: latency against editors, ${report.target.description}`, report.verdict.slo))
   if (report.soak) {
     const soak = join(dir, 'soak.svg')
     await writeFile(soak, renderSoakChart(report.soak, `Tandem soak: memory and documents over time, ${report.target.description}`))

@@ -2,6 +2,7 @@ import { Server } from 'socket.io'
 import { corsHeaderOf, originAllowed } from '../http/origins.js'
 import { PARSER } from '../parser.js'
 import { registerDocHandlers } from './doc-handlers.js'
+import { logRefusedConnections, watchedParser } from './refused-connections.js'
 
 // Headroom over `maxUpdateBytes` for the packet around an update, so an update just over the limit
 // gets a TOO_LARGE ACK; a frame larger still closes the connection at the transport. Long-polling
@@ -19,12 +20,14 @@ export const maxFrameBytes = maxUpdateBytes => Math.ceil(maxUpdateBytes * 4 / 3)
  * @param {import('../config.js').Config} options.config
  * @param {import('../http/origins.js').AllowedOrigins} options.corsOrigin
  * @param {any} [options.adapter] absent = the in-memory adapter of a single process
+ * @param {import('pino').Logger} [options.logger] where refused connections are reported
  */
-export function createIo (httpServer, { config, corsOrigin, adapter }) {
+export function createIo (httpServer, { config, corsOrigin, adapter, logger }) {
+  const watched = watchedParser(PARSER)
   /** @type {Server<import('../protocol.js').ClientToServerEvents, import('../protocol.js').ServerToClientEvents>} */
   const io = new Server(httpServer, {
     serveClient: false,
-    parser: PARSER,
+    parser: watched.parser,
     // Without sticky sessions (PM2's balancer has none) a long-polling client's requests land on
     // different workers; a cluster serves WebSocket only and refuses polling with a 400.
     transports: /** @type {any} */ (config.transports),
@@ -37,6 +40,7 @@ export function createIo (httpServer, { config, corsOrigin, adapter }) {
     },
     adapter
   })
+  if (logger) logRefusedConnections(io, watched, logger)
   return io
 }
 

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto'
 import * as Y from 'yjs'
 import { AppError, fromStorage } from '../errors.js'
 import { TEXT_NAME } from '../protocol.js'
+import { languageOf } from './language-of.js'
 
 /**
  * Session lifecycle for the REST API: one session = one shared document with the same id.
@@ -39,7 +40,7 @@ export class SessionService {
     const record = {
       id,
       name,
-      language: language ?? 'plaintext',
+      language: language ?? languageOf(name),
       maxEditors: maxEditors ?? this.config.defaultMaxEditors,
       createdAt: now,
       updatedAt: now

@@ -54,3 +54,13 @@ export function getSession (id, token) {
 export function createSession (fields) {
   return call('/api/sessions', { method: 'POST', body: fields })
 }
+
+/** @param {string} id @param {{ name?: string, language?: string }} fields @returns {Promise<Session>} */
+export function updateSession (id, fields) {
+  return call(`/api/sessions/${encodeURIComponent(id)}`, { method: 'PATCH', body: fields })
+}
+
+/** @returns {Promise<{ auth?: 'on' | 'off', version?: string }>} what `/api/health` says; `{}` if it cannot be read */
+export function health () {
+  return call('/api/health').catch(() => ({}))
+}

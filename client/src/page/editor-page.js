@@ -5,14 +5,14 @@ import { yCollab } from 'y-codemirror.next'
 import * as Y from 'yjs'
 import { CLOSE_REASONS, ERRORS, TEXT_NAME } from '../../../server/protocol.js'
 import { SocketIOProvider } from '../provider.js'
-import { getSession } from './api.js'
+import { getSession, updateSession } from './api.js'
 import { h } from './dom.js'
-import { languageSupport } from './languages.js'
+import { LANGUAGES, languageSupport } from './languages.js'
 import { notices } from './notices.js'
 import { presenceList } from './presence.js'
 import { shareLink } from './share-link.js'
 import { statusBadge } from './status-badge.js'
-import { awarenessUser, guardRemoteUsers, loadUser, saveUser } from './user.js'
+import { awarenessUser, guardRemoteUsers, loadUser, saveUser, tokenUser } from './user.js'
 
 /**
  * The editor at /s/:id: CodeMirror bound to the session's document, with status, share link, the
@@ -39,11 +39,14 @@ export async function renderEditor (root, id) {
   const provider = new SocketIOProvider(window.location.origin, id, ydoc, { token })
   // Before anything that draws remote users listens to awareness.
   guardRemoteUsers(provider.awareness)
-  let user = loadUser()
+  // With a token the server knows who this is: show that name, not the one kept in this browser.
+  const named = tokenUser(token)
+  let user = named ? { ...loadUser(), name: named } : loadUser()
   provider.awareness.setLocalStateField('user', awarenessUser(user))
 
   const nameField = /** @type {HTMLInputElement} */ (h('input', { id: 'your-name', maxlength: '40', 'aria-label': 'Your name' }))
   nameField.value = user.name
+  if (named) nameField.readOnly = true
   nameField.addEventListener('change', () => {
     const name = nameField.value.trim()
     if (!name) return
@@ -53,12 +56,28 @@ export async function renderEditor (root, id) {
   })
 
   const messages = notices()
+  const syntaxSlot = new Compartment()
+  // The session's language, changeable here: saved for everyone when the server allows it (auth
+  // off; with auth on only the API key may change a session), otherwise for this page only.
+  const languagePicker = /** @type {HTMLSelectElement} */ (h('select', { class: 'language', 'aria-label': 'Language' },
+    [...new Set([session.language, ...LANGUAGES])].map(id => h('option', { value: id }, [id]))))
+  languagePicker.value = session.language
+  languagePicker.addEventListener('change', async () => {
+    const language = languagePicker.value
+    view.dispatch({ effects: syntaxSlot.reconfigure(await languageSupport(language)) })
+    messages.clear('language')
+    try {
+      await updateSession(id, { language })
+    } catch {
+      messages.show('language', `Highlighting as ${language} on this page only: changing the session's language needs the API key.`)
+    }
+  })
   const editorHost = h('div', { class: 'editor' })
   root.replaceChildren(
     h('header', { class: 'bar' }, [
       h('a', { href: '/', class: 'home' }, ['Tandem']),
       h('h1', {}, [session.name]),
-      h('span', { class: 'language' }, [session.language]),
+      languagePicker,
       statusBadge(provider),
       h('span', { class: 'spacer' }),
       // Auth on: each person needs a link with their own token, minted by the backend.
@@ -76,7 +95,7 @@ export async function renderEditor (root, id) {
       doc: ytext.toString(),
       extensions: [
         basicSetup,
-        syntax,
+        syntaxSlot.of(syntax),
         editable.of(EditorView.editable.of(true)),
         yCollab(ytext, provider.awareness, { undoManager: new Y.UndoManager(ytext) })
       ]

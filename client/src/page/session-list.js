@@ -1,14 +1,24 @@
-import { createSession, listSessions } from './api.js'
+import { createSession, health, listSessions } from './api.js'
 import { h } from './dom.js'
+import { renderInviteOnly } from './invite-only.js'
 import { LANGUAGES } from './languages.js'
 
 /**
- * The page at /: create a session, or open one of the existing ones (newest first, paged).
+ * The page at /: create a session, or open one of the existing ones (newest first, paged). With auth
+ * on the page holds no API key, so it explains invite links instead.
  * @param {HTMLElement} root
  */
-export function renderSessionList (root) {
+export async function renderSessionList (root) {
+  if ((await health()).auth === 'on') {
+    renderInviteOnly(root)
+    return
+  }
   const name = /** @type {HTMLInputElement} */ (h('input', { name: 'name', required: '', maxlength: '200', placeholder: 'main.rs' }))
-  const language = /** @type {HTMLSelectElement} */ (h('select', { name: 'language' }, LANGUAGES.map(id => h('option', { value: id }, [id]))))
+  // Left at "from the name", the server infers the language from the extension (main.rs: rust).
+  const language = /** @type {HTMLSelectElement} */ (h('select', { name: 'language' }, [
+    h('option', { value: '' }, ['from the name']),
+    ...LANGUAGES.map(id => h('option', { value: id }, [id]))
+  ]))
   const error = h('p', { class: 'error', role: 'alert' })
   const form = h('form', { class: 'create' }, [
     h('label', {}, ['Name ', name]),
@@ -20,7 +30,7 @@ export function renderSessionList (root) {
     event.preventDefault()
     error.textContent = ''
     try {
-      const session = await createSession({ name: name.value, language: language.value })
+      const session = await createSession({ name: name.value, ...(language.value ? { language: language.value } : {}) })
       window.location.assign(`/s/${session.id}`)
     } catch (err) {
       error.textContent = /** @type {Error} */ (err).message

@@ -80,3 +80,21 @@ function safeUser (user) {
   const shown = typeof name === 'string' ? name.replace(new RegExp(AWARENESS_USER.FORBIDDEN_NAME_CHARACTERS, 'gu'), '') : ''
   return awarenessUser({ name: shown.slice(0, AWARENESS_USER.MAX_NAME_LENGTH) || 'Anonymous', color: safeColor(color) })
 }
+
+/**
+ * The user a join token names (its `sub` claim), or null for no token or one that does not decode.
+ * Read for display only: the server checks the signature, the page cannot and need not.
+ * @param {string | undefined} token
+ * @returns {string | null}
+ */
+export function tokenUser (token) {
+  try {
+    const payload = token?.split('.')[1]
+    if (!payload) return null
+    const json = atob(payload.replace(/-/g, '+').replace(/_/g, '/'))
+    const { sub } = JSON.parse(new TextDecoder().decode(Uint8Array.from(json, c => c.charCodeAt(0))))
+    return typeof sub === 'string' && sub !== '' ? sub : null
+  } catch {
+    return null
+  }
+}

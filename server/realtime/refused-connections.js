@@ -1,0 +1,61 @@
+// Connections the server turns away before any handler sees them: Engine.IO refuses a handshake
+// (unknown transport, a disallowed Origin, a bad session id) or a frame does not decode with Tandem's
+// parser (a client on Socket.IO's default parser, which then sees only `transport close` and
+// reconnects forever). Without this nothing is logged on either side; with it, one line per
+// connection says why.
+
+/**
+ * @param {{ Encoder: any, Decoder: any }} parser the parser Socket.IO is given
+ * @returns {{ parser: { Encoder: any, Decoder: any }, takeFailure: () => Error | null }} the same
+ *   parser, whose decoders record a failure for `takeFailure` to collect
+ */
+export function watchedParser (parser) {
+  /** @type {Error | null} */
+  let failure = null
+  class Decoder extends parser.Decoder {
+    /** @param {unknown} frame */
+    add (frame) {
+      try {
+        super.add(frame)
+      } catch (err) {
+        failure = /** @type {Error} */ (err)
+        throw err
+      }
+    }
+  }
+  return {
+    parser: { Encoder: parser.Encoder, Decoder },
+    takeFailure () {
+      const taken = failure
+      failure = null
+      return taken
+    }
+  }
+}
+
+/**
+ * Logs one warning per refused connection, with the reason.
+ * @param {import('socket.io').Server} io
+ * @param {ReturnType<typeof watchedParser>} watched the parser `io` was created with
+ * @param {import('pino').Logger} logger
+ */
+export function logRefusedConnections (io, watched, logger) {
+  io.engine.on('connection_error', (/** @type {{ req?: import('node:http').IncomingMessage, code: number, message: string, context?: unknown }} */ err) => {
+    logger.warn({ address: err.req?.socket?.remoteAddress, url: err.req?.url?.split('?')[0], code: err.code, reason: err.message, context: err.context }, 'connection refused')
+  })
+  io.engine.on('connection', (/** @type {any} */ conn) => {
+    // Socket.IO's own 'data' listener was added first and has decoded (or failed to decode) this
+    // frame synchronously by the time this one runs; the failure closes the connection.
+    let logged = false
+    conn.on('data', () => {
+      const failure = watched.takeFailure()
+      if (!failure || logged) return
+      logged = true
+      logger.warn({
+        address: conn.remoteAddress,
+        transport: conn.transport?.name,
+        reason: `a frame does not decode with Tandem's parser (${failure.message}): the client must use server/parser.js, not Socket.IO's default parser`
+      }, 'connection refused')
+    })
+  })
+}

@@ -1,0 +1,105 @@
+import assert from 'node:assert/strict'
+import { after, before, describe, it } from 'node:test'
+import { eventually } from './helpers/eventually.js'
+import { openDoc } from './helpers/provider.js'
+import { api, startServer, tempDataDir } from './helpers/server.js'
+
+const AUTH_SECRET = 'a-test-secret-that-is-at-least-32-characters'
+const API_KEY = 'test-api-key-0123456789'
+const KEY = { authorization: `Bearer ${API_KEY}` }
+// The shortest `ttl` a token may be minted with (server/http/validation.js, TOKEN_TTL_SECONDS' minimum).
+const SHORTEST_TTL = 10
+const FAST_RETRY = { retryDelayMs: 20, maxRetryDelayMs: 200 }
+
+describe('a provider given a token function, with auth on', () => {
+  /** @type {Awaited<ReturnType<typeof tempDataDir>>} */
+  let data
+  /** @type {Awaited<ReturnType<typeof startServer>>} */
+  let tandem
+  const overrides = () => ({ dataDir: data.dir, authSecret: AUTH_SECRET, apiKey: API_KEY })
+
+  before(async () => {
+    data = await tempDataDir()
+    tandem = await startServer(overrides())
+  })
+  after(async () => {
+    await tandem.close()
+    await data.remove()
+  })
+
+  const newSession = async () => (await api(tandem.url, '/api/sessions', { method: 'POST', body: { name: 'long.md' }, headers: KEY })).body.id
+  /** What a backend does for its page: mint a short-lived token through the REST API. @param {string} id */
+  const mint = async (id) => {
+    const res = await api(tandem.url, `/api/sessions/${id}/tokens`, { method: 'POST', body: { user: 'alice', role: 'editor', ttl: SHORTEST_TTL }, headers: KEY })
+    assert.equal(res.status, 201)
+    return /** @type {string} */ (res.body.token)
+  }
+
+  it('outlives its token: after the token expires and the server restarts, it fetches a fresh one and loses no edit', async () => {
+    const id = await newSession()
+    const stale = await mint(id)
+    let calls = 0
+    // The first three answers are the token minted above, as a backend that caches tokens would
+    // give: the third is asked for after the restart, when that token has expired.
+    const token = async () => ++calls <= 3 ? stale : mint(id)
+    /** @type {Error[]} */
+    const connectionErrors = []
+    const alice = openDoc(tandem.url, id, { token, ...FAST_RETRY })
+    alice.provider.on('connection-error', err => connectionErrors.push(err))
+    await eventually(() => alice.settled())
+    assert.equal(calls, 2, 'asked once for the handshake and once for the join')
+    alice.append('before expiry\n')
+    await eventually(() => alice.settled())
+
+    // Wait for the server itself to refuse the token, not for a guessed time.
+    await eventually(async () => (await api(tandem.url, `/api/sessions/${id}`, { headers: { authorization: `Bearer ${stale}` } })).status === 401,
+      { timeoutMs: (SHORTEST_TTL + 5) * 1000, intervalMs: 250, what: 'the first token expired' })
+    alice.append('after expiry, before the restart\n')
+    await eventually(() => alice.settled())
+
+    const { port } = new URL(tandem.url)
+    await tandem.server.close()
+    await eventually(() => alice.provider.status === 'connecting')
+    alice.append('typed while the server was down\n')
+    assert.ok(alice.provider.unsyncedChanges > 0)
+    tandem = await startServer({ ...overrides(), port: Number(port) })
+
+    await eventually(() => alice.settled(), { timeoutMs: 15000, what: 'the provider back and its edits stored' })
+    const expected = 'before expiry\nafter expiry, before the restart\ntyped while the server was down\n'
+    assert.equal(alice.text(), expected)
+    assert.equal((await api(tandem.url, `/api/sessions/${id}/content`, { headers: KEY })).body, expected)
+    const refusal = alice.events.refused.find(({ event, code }) => event === 'connect' && code === 'UNAUTHORIZED')
+    assert.ok(refusal, 'the expired token was refused at the handshake')
+    assert.equal(refusal.retry, true, 'and retried with a fresh token')
+    assert.ok(calls >= 5, `asked again after the refusal, for the handshake and the join (${calls} calls)`)
+    assert.ok(connectionErrors.some(err => /expired/.test(err.message)))
+    alice.destroy()
+  })
+
+  it('retries with backoff when the token function fails, and reports why', async () => {
+    const id = await newSession()
+    let calls = 0
+    const token = async () => {
+      if (++calls === 1) throw new Error('backend unreachable')
+      return mint(id)
+    }
+    /** @type {Error[]} */
+    const connectionErrors = []
+    const alice = openDoc(tandem.url, id, { token, connect: false, ...FAST_RETRY })
+    alice.provider.on('connection-error', err => connectionErrors.push(err))
+    alice.provider.connect()
+    alice.append('kept meanwhile')
+    await eventually(() => alice.settled())
+    assert.ok(connectionErrors.some(err => /could not get a join token: backend unreachable/.test(err.message)))
+    assert.equal((await api(tandem.url, `/api/sessions/${id}/content`, { headers: KEY })).body, 'kept meanwhile')
+    alice.destroy()
+  })
+
+  it('stops at the first refusal with a token string, which cannot be renewed', async () => {
+    const id = await newSession()
+    const alice = openDoc(tandem.url, id, { token: 'not-a-token', ...FAST_RETRY })
+    await eventually(() => alice.events.refused.some(({ event, code, retry }) => event === 'connect' && code === 'UNAUTHORIZED' && !retry))
+    assert.equal(alice.provider.status, 'disconnected')
+    alice.destroy()
+  })
+})
