@@ -3,7 +3,9 @@ import { loadTrace } from './edits/trace.js'
 import { runLevel } from './level.js'
 import { describeMachine } from './machine.js'
 import { runRest } from './rest.js'
+import { roomSizesOf } from './plan.js'
 import { spawnServer } from './spawn.js'
+import { describeSpread } from './spread.js'
 import { tandemTarget } from './target.js'
 import { sloFailures, verdict } from './verdict.js'
 
@@ -31,17 +33,19 @@ export async function runLoadTest (options, hooks, argv) {
   const machine = describeMachine()
   const trace = options.trace ? await loadTrace(options.trace) : null
   const spawned = options.spawn ? await spawnServer(options.spawn, options) : null
-  const url = spawned?.url ?? options.url
+  const urls = spawned?.urls ?? options.url
   const slo = { ackP99Ms: options.sloAckP99Ms, broadcastP99Ms: options.sloBroadcastP99Ms }
   try {
-    const api = new TandemApi(url, options.apiKey, options.metricsToken)
+    // REST and /metrics go to the first process: with several sharing one Redis, its /metrics
+    // gathers every process's series (server/realtime/cluster.js).
+    const api = new TandemApi(urls[0], options.apiKey, options.metricsToken)
     // A server with auth on admits each session's editors with a token for it: with the API key at
     // hand one is minted per room (an explicit --token is used as given instead).
     const authOn = (await api.health()).auth === 'on'
-    const target = tandemTarget(api, { mintTokens: authOn && options.apiKey !== null && options.token === null })
+    const target = tandemTarget(api, { mintTokens: authOn && options.apiKey !== null && options.token === null, urls })
     const levels = []
     for (const editors of options.editors) {
-      const result = await runLevel({ options, target, trace, onProgress: hooks.onProgress, serverPid: spawned?.pid ?? null }, editors)
+      const result = await runLevel({ options, target, trace, onProgress: hooks.onProgress, serverProcesses: spawned?.pids ?? [] }, editors)
       const failures = sloFailures(result, slo)
       const level = { ...result, slo: { pass: failures.length === 0, failures } }
       levels.push(level)
@@ -58,9 +62,13 @@ export async function runLoadTest (options, hooks, argv) {
       finishedAt: new Date().toISOString(),
       machine,
       target: {
-        url,
+        url: urls[0],
         mode: options.spawn ?? 'external',
-        description: spawned?.description ?? 'server at --url'
+        description: spawned?.description ?? (urls.length > 1 ? `${urls.length} server processes at --url` : 'server at --url'),
+        urls,
+        // What /proc was read for: the CPU of the server is the sum over these.
+        processes: spawned?.pids ?? [],
+        spread: urls.length > 1 ? describeSpread(options.editors.flatMap(editors => roomSizesOf(editors, options.perRoom)), urls.length) : null
       },
       settings: settingsOf(options, argv),
       trace: trace && options.trace

@@ -92,7 +92,7 @@ export async function runPeerBench (options, hooks) {
  * Resolves once the machine was nearly idle for a second, or after `maxMs`; returns the time waited.
  * @param {number} maxMs
  */
-async function waitForQuiet (maxMs) {
+export async function waitForQuiet (maxMs) {
   const started = now()
   while (now() - started < maxMs) {
     const before = readMachineBusyMs()
@@ -122,7 +122,7 @@ async function measure (system, load, options, hooks) {
       target: server.target,
       trace: null,
       onProgress: hooks.onProgress,
-      serverPid: server.pid,
+      serverProcesses: server.processes,
       apply: options.apply ? 'all' : 'none'
     }, load.editors)
     return { system, load, error: null, ...figuresOf(level, protocol.ack) }
@@ -137,10 +137,10 @@ async function measure (system, load, options, hooks) {
 async function startSystem (system) {
   if (system === 'tandem') {
     const spawned = await spawnServer('single', { clusterWorkers: 1, apiKey: null })
-    return { ...spawned, target: tandemTarget(new TandemApi(spawned.url, null), { mintTokens: false }) }
+    return { stop: spawned.stop, processes: spawned.pids, target: tandemTarget(new TandemApi(spawned.url, null), { mintTokens: false }) }
   }
   const peer = await startPeer(/** @type {keyof typeof PEERS} */ (system))
-  return { ...peer, target: peerTarget(system, peer.url) }
+  return { stop: peer.stop, processes: [{ name: system, pid: peer.pid }], target: peerTarget(system, peer.url) }
 }
 
 /**
