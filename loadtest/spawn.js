@@ -76,8 +76,13 @@ async function spawnCluster ({ clusterWorkers, apiKey }) {
     await rm(dir, { recursive: true, force: true })
   }
   try {
-    const ports = []
-    for (let i = 0; i < clusterWorkers; i++) ports.push(await freePort())
+    // A port is free when asked, not reserved: ask again until each one differs from the others.
+    const ports = [redisPort]
+    while (ports.length <= clusterWorkers) {
+      const port = await freePort()
+      if (!ports.includes(port)) ports.push(port)
+    }
+    ports.shift()
     for (const [i, port] of ports.entries()) {
       servers.push(startProcess(`server ${i}`, process.execPath, [join(ROOT, 'server/index.js')], {
         ...PER_IP_LIMITS_OFF,
