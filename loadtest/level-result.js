@@ -19,7 +19,8 @@ import { merge, summarize } from './histogram.js'
  * @param {number} input.windowMs
  * @param {number} input.cpuPercent the generator process, of one core
  * @param {import('./server-stats.js').ServerStats | null} input.server
- * @param {import('./process-stats.js').ProcessStats | null} [input.serverProcess] from /proc, when the server runs here
+ * @param {import('./process-stats.js').ProcessStats | null} [input.serverProcess] from /proc, when the server runs here:
+ *   every server process and Redis, summed
  * @param {import('./convergence.js').Convergence} input.convergence
  */
 export function summarizeLevel ({ options, editors, roomSizes, threads, rampMs, joined, joinFailures, expected, parts, windowMs, cpuPercent, server, serverProcess = null, convergence }) {
@@ -66,6 +67,7 @@ export function summarizeLevel ({ options, editors, roomSizes, threads, rampMs, 
     trace: options.trace ? { editorsFinished: traceFinished, transactionsReplayed: parts.reduce((total, part) => total + part.traceReplayed, 0) } : null,
     server,
     serverProcess,
+    deliveries: deliveryCost(server, serverProcess, received / (windowMs / 1000)),
     // Everything runnable on the machine, this run included: other work shows up here.
     machineLoad: Math.round(loadavg()[0] * 100) / 100,
     generator: {
@@ -80,11 +82,30 @@ export function summarizeLevel ({ options, editors, roomSizes, threads, rampMs, 
         targetRate: options.rate,
         traceFinished: traceFinished > 0 && traceFinished === joined,
         generatorCpuPercent: cpuPercent,
-        serverCpuPercent: server?.cpuPercent ?? serverProcess?.cpuPercent ?? null,
+        serverCpuPercent: serverProcess?.cpuPercent ?? server?.cpuPercent ?? null,
         cores: availableParallelism()
       })
     },
     convergence
+  }
+}
+
+/**
+ * What a delivery costs the server: deliveries per second as the server counted them (summed over
+ * its processes, each counting what it relayed to its own editors), what the editors received, and
+ * the CPU of every server process and Redis per 1,000 deliveries. Both the CPU and the count are
+ * rates over nearly the same window, so their ratio does not depend on the window's exact edges.
+ * @param {import('./server-stats.js').ServerStats | null} server
+ * @param {import('./process-stats.js').ProcessStats | null} serverProcess
+ * @param {number} receivedPerSecond by the editors, of the window's sends
+ */
+function deliveryCost (server, serverProcess, receivedPerSecond) {
+  const perSecond = server?.deliveriesPerSecond ?? null
+  return {
+    perSecond,
+    receivedPerSecond,
+    // % of a core × 10 = CPU ms per second.
+    cpuMsPer1000: serverProcess && perSecond ? serverProcess.cpuPercent * 10 / (perSecond / 1000) : null
   }
 }
 

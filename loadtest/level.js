@@ -2,7 +2,7 @@ import { now, sleepUntil } from './clock.js'
 import { layout } from './edits/regions.js'
 import { SyntheticEdits } from './edits/synthetic.js'
 import { summarizeLevel } from './level-result.js'
-import { assignThreads, planRooms, workerCount } from './plan.js'
+import { assignThreads, planRooms, roomSizesOf, workerCount } from './plan.js'
 import { WorkerPool } from './pool.js'
 import { ProcessProbe } from './process-stats.js'
 import { watchProgress } from './progress-watch.js'
@@ -23,7 +23,8 @@ const DRAIN_POLL_MS = 50
  * @property {import('./target.js').Target} target the system under test
  * @property {import('./edits/trace.js').Trace | null} trace
  * @property {(progress: Progress) => void} onProgress
- * @property {number | null} [serverPid] a server process on this machine whose CPU and RSS /proc shows over the window
+ * @property {import('./spawn.js').NamedPid[]} [serverProcesses] the server's processes on this machine (Redis
+ *   included), whose CPU and RSS /proc shows over the window, summed
  * @property {'all' | 'sample' | 'none'} [apply] editors that apply what they receive (default: the
  *   options' `apply`): all, the first of each room, or none; the others only time it, and
  *   convergence is checked for those that apply
@@ -50,7 +51,7 @@ const DRAIN_POLL_MS = 50
 export async function runLevel (context, editors) {
   const { options, target, onProgress } = context
   const plan = planRooms(editors, options.perRoom)
-  const roomSizes = Array.from({ length: Math.ceil(editors / Math.min(options.perRoom, editors)) }, (_, room) => plan.filter(editor => editor.room === room).length)
+  const roomSizes = roomSizesOf(editors, options.perRoom)
   // Yjs clientIDs are 32-bit; a random base keeps them apart from the server's seed client. The
   // client after the last editor writes the rooms' starting text where editors apply it themselves.
   const clientBase = 1 + Math.floor(Math.random() * (2 ** 31 - editors - 2))
@@ -67,7 +68,7 @@ export async function runLevel (context, editors) {
   const pool = new WorkerPool(threads.length, worker => ({
     worker,
     protocol: target.protocol,
-    url: target.url,
+    urls: target.urls,
     token: options.token,
     rate: options.rate,
     awarenessRate: options.awarenessRate,
@@ -120,7 +121,7 @@ async function drive ({ context, editors, plan, rooms, roomSizes, threads, pool 
   const measureFrom = startAt + options.warmupMs
   const stopAt = measureFrom + options.durationMs
   const live = watchProgress(pool, threads.length)
-  const probe = context.serverPid ? new ProcessProbe(context.serverPid) : null
+  const probe = context.serverProcesses?.length ? new ProcessProbe(context.serverProcesses) : null
   await pool.all('start', { startAt, measureFrom, stopAt })
 
   const ticker = setInterval(() => {

@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util'
-import { duration, httpUrl, integer, integerList, isLoopback, nonEmpty, number, oneOf, size } from './values.js'
+import { duration, httpUrlList, integer, integerList, isLoopback, nonEmpty, number, oneOf, size } from './values.js'
 
 // Every option of the load test in one place: flag, default, unit and meaning. `parseOptions` parses
 // argv once, validates, fails naming the flag, and freezes. `--help` is generated from this table.
@@ -11,9 +11,10 @@ const HELP_COLUMNS = 100
 
 /**
  * @typedef {object} Options
- * @property {string} url server under test, when not spawned. Default http://localhost:3000.
- * @property {'single' | 'cluster' | null} spawn start the server: one process, or PM2 workers + Redis. Default none.
- * @property {number} clusterWorkers PM2 workers with `--spawn cluster`. Default 2.
+ * @property {string[]} url the server under test when not spawned: its processes, editors spread over
+ *   them by slot. Default http://localhost:3000.
+ * @property {'single' | 'cluster' | null} spawn start the server: one process, or processes sharing one Redis. Default none.
+ * @property {number} clusterWorkers server processes with `--spawn cluster`. Default 2.
  * @property {number[]} editors the levels of the sweep, in editors. Default 10,25,50,100,150.
  * @property {number} perRoom editors per document; Infinity puts each level in one document. Default 5.
  * @property {number} rate edits per second per editor. Default 5.
@@ -58,9 +59,9 @@ const HELP_COLUMNS = 100
 
 /** @type {OptionSpec[]} */
 export const OPTION_SPECS = [
-  { key: 'url', arg: 'URL', default: 'http://localhost:3000', parse: httpUrl, help: 'Server to test when not spawned. Loopback only unless --allow-remote.' },
-  { key: 'spawn', arg: 'MODE', parse: oneOf(/** @type {const} */ (['single', 'cluster'])), help: 'Start the server: `single` (node server/index.js on a free port, temp data dir) or `cluster` (redis-server + pm2-runtime ecosystem.config.js). Stopped at the end.' },
-  { key: 'clusterWorkers', arg: 'N', default: '2', parse: integer(1, 64), help: 'PM2 workers with --spawn cluster.' },
+  { key: 'url', arg: 'URL', default: 'http://localhost:3000', parse: httpUrlList, help: 'Server to test when not spawned. Loopback only unless --allow-remote. A comma-separated list names processes sharing one Redis: editor i of each room connects to URL (i mod count), REST and /metrics go to the first.' },
+  { key: 'spawn', arg: 'MODE', parse: oneOf(/** @type {const} */ (['single', 'cluster'])), help: 'Start the server: `single` (node server/index.js on a free port, temp data dir) or `cluster` (one redis-server and --cluster-workers node server/index.js processes, each on its own port, editor i of each room on process i mod count). Stopped at the end.' },
+  { key: 'clusterWorkers', arg: 'N', default: '2', parse: integer(1, 64), help: 'Server processes with --spawn cluster.' },
   { key: 'editors', arg: 'LIST', default: '10,25,50,100,150', parse: integerList(1, 5000), help: 'Levels of the sweep: editors connected at once, comma-separated.' },
   { key: 'perRoom', arg: 'K', default: '5', parse: perRoom, help: 'Editors per document (the last room of a level may be smaller); `all` puts each level in one document.' },
   { key: 'rate', arg: 'N', default: '5', parse: number(0.1, 10000), help: 'Edits per second per editor, each one Yjs update awaiting its ACK (starts jittered).' },
@@ -156,8 +157,9 @@ export function parseSpecs (specs, argv) {
  */
 function validate (options, given) {
   if (options.spawn && given.url !== undefined) throw new OptionError('--url and --spawn are exclusive: --spawn picks its own port')
-  if (!options.spawn && !options.allowRemote && !isLoopback(options.url)) {
-    throw new OptionError(`--url ${options.url} is not on this machine; pass --allow-remote to load a remote server`)
+  const remote = options.url.find(url => !isLoopback(url))
+  if (!options.spawn && !options.allowRemote && remote) {
+    throw new OptionError(`--url ${remote} is not on this machine; pass --allow-remote to load a remote server`)
   }
   if (options.trace && options.docSize > 0) throw new OptionError('--trace and --doc-size are exclusive: a trace brings its own start content')
   if (options.soakMs !== null) {

@@ -25,6 +25,16 @@ export function planRooms (editors, perRoom) {
 }
 
 /**
+ * The size of each room of a level, in order (the last may be smaller).
+ * @param {number} editors
+ * @param {number} perRoom Infinity for one room
+ */
+export function roomSizesOf (editors, perRoom) {
+  const size = Math.min(perRoom, editors)
+  return Array.from({ length: Math.ceil(editors / size) }, (_, room) => Math.min(size, editors - room * size))
+}
+
+/**
  * Messages per second the generator handles at this load: each edit and cursor move is sent once
  * and received by every other editor of its room.
  * @param {{ editors: number, perRoom: number, rate: number, awarenessRate: number }} load

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { now } from './clock.js'
 
-// A server process's CPU time and memory as Linux reports them, read the same way for every system
+// A server's CPU time and memory as Linux reports them, read the same way for every system
 // under test whatever it exposes itself: CPU from /proc/<pid>/stat (user + system time of all its
 // threads, in clock ticks) and RSS from VmRSS in /proc/<pid>/status. The whole machine's busy time
 // (/proc/stat) is read over the same window, so what other processes took is known too.
@@ -39,52 +39,71 @@ export function readMachineBusyMs () {
   }
 }
 
-/** CPU and RSS of one process over a window: `open`, `sample` now and then (for the peak RSS), `close`. */
+/**
+ * CPU and RSS of the processes of a server (several server processes and Redis, say) over a window:
+ * `open`, `sample` now and then (for the peak RSS), `close`. The totals are the sums over every
+ * process, so a cluster's CPU includes what Redis spent for it.
+ */
 export class ProcessProbe {
-  /** @type {{ at: number, sample: ProcessSample, machineMs: number | null } | null} */
+  /** @type {{ at: number, samples: (ProcessSample | null)[], machineMs: number | null } | null} */
   #start = null
   #peakRss = 0
+  /** @type {number[]} */
+  #peakEach = []
 
-  /** @param {number} pid */
-  constructor (pid) {
-    this.pid = pid
+  /** @param {import('./spawn.js').NamedPid[]} processes */
+  constructor (processes) {
+    this.processes = processes
   }
 
   open () {
-    const sample = readProcess(this.pid)
-    this.#start = sample && { at: now(), sample, machineMs: readMachineBusyMs() }
-    this.#peakRss = sample?.rssBytes ?? 0
+    const samples = this.processes.map(({ pid }) => readProcess(pid))
+    this.#start = { at: now(), samples, machineMs: readMachineBusyMs() }
+    this.#peakEach = samples.map(sample => sample?.rssBytes ?? 0)
+    this.#peakRss = totalRss(samples)
   }
 
   sample () {
-    this.#peakRss = Math.max(this.#peakRss, readProcess(this.pid)?.rssBytes ?? 0)
+    const samples = this.processes.map(({ pid }) => readProcess(pid))
+    samples.forEach((sample, i) => { this.#peakEach[i] = Math.max(this.#peakEach[i] ?? 0, sample?.rssBytes ?? 0) })
+    this.#peakRss = Math.max(this.#peakRss, totalRss(samples))
   }
 
-  /** @returns {ProcessStats | null} null when the process could not be read */
+  /** @returns {ProcessStats | null} null when a process could not be read */
   close () {
-    const end = readProcess(this.pid)
+    const ends = this.processes.map(({ pid }) => readProcess(pid))
     const machineMs = readMachineBusyMs()
-    if (!this.#start || !end) return null
-    const ms = now() - this.#start.at
-    const cpuMs = end.cpuMs - this.#start.sample.cpuMs
-    const startMachineMs = this.#start.machineMs
+    const start = this.#start
+    if (!start || ends.some(end => end === null) || start.samples.some(sample => sample === null)) return null
+    const ms = now() - start.at
+    const each = this.processes.map(({ name, pid }, i) => {
+      const end = /** @type {ProcessSample} */ (ends[i])
+      const cpuMs = end.cpuMs - /** @type {ProcessSample} */ (start.samples[i]).cpuMs
+      return { name, pid, cpuMs, cpuPercent: cpuMs / ms * 100, rssMB: end.rssBytes / MB, peakRssMB: Math.max(this.#peakEach[i], end.rssBytes) / MB }
+    })
+    const cpuMs = each.reduce((total, p) => total + p.cpuMs, 0)
     return {
       cpuMs,
       cpuPercent: cpuMs / ms * 100,
-      machineCpuPercent: machineMs === null || startMachineMs === null ? null : (machineMs - startMachineMs) / ms * 100,
-      rssMB: end.rssBytes / MB,
-      peakRssMB: Math.max(this.#peakRss, end.rssBytes) / MB
+      machineCpuPercent: machineMs === null || start.machineMs === null ? null : (machineMs - start.machineMs) / ms * 100,
+      rssMB: totalRss(ends) / MB,
+      peakRssMB: Math.max(this.#peakRss, totalRss(ends)) / MB,
+      processes: each
     }
   }
 }
 
+/** @param {(ProcessSample | null)[]} samples */
+const totalRss = samples => samples.reduce((total, sample) => total + (sample?.rssBytes ?? 0), 0)
+
 /**
- * @typedef {object} ProcessStats CPU in % of one core
+ * @typedef {object} ProcessStats CPU in % of one core; totals over every process
  * @property {number} cpuMs
  * @property {number} cpuPercent
- * @property {number | null} machineCpuPercent every process on the machine, this one included (up to cores × 100)
+ * @property {number | null} machineCpuPercent every process on the machine, these included (up to cores × 100)
  * @property {number} rssMB at the window's end
- * @property {number} peakRssMB
+ * @property {number} peakRssMB of the total
+ * @property {{ name: string, pid: number, cpuMs: number, cpuPercent: number, rssMB: number, peakRssMB: number }[]} processes each one
  */
 
 function clockTicks () {

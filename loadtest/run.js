@@ -2,10 +2,12 @@ import { TandemApi } from './api.js'
 import { loadTrace } from './edits/trace.js'
 import { runLevel } from './level.js'
 import { describeMachine } from './machine.js'
+import { roomSizesOf } from './plan.js'
 import { runRest } from './rest.js'
 import { describeServer } from './server-info.js'
 import { runSoak } from './soak.js'
 import { spawnServer } from './spawn.js'
+import { describeSpread } from './spread.js'
 import { tandemTarget } from './target.js'
 import { sloFailures, verdict } from './verdict.js'
 
@@ -33,16 +35,18 @@ export async function runLoadTest (options, hooks, argv) {
   const machine = describeMachine()
   const trace = options.trace ? await loadTrace(options.trace) : null
   const spawned = options.spawn ? await spawnServer(options.spawn, options) : null
-  const url = spawned?.url ?? options.url
+  const urls = spawned?.urls ?? options.url
   const slo = { ackP99Ms: options.sloAckP99Ms, broadcastP99Ms: options.sloBroadcastP99Ms }
   try {
-    const api = new TandemApi(url, options.apiKey, options.metricsToken)
+    // REST and /metrics go to the first process: with several sharing one Redis, its /metrics
+    // gathers every process's series (server/realtime/cluster.js).
+    const api = new TandemApi(urls[0], options.apiKey, options.metricsToken)
     // A server with auth on admits each session's editors with a token for it: with the API key at
     // hand one is minted per room (an explicit --token is used as given instead).
     const health = await api.health()
     const authOn = health.auth === 'on'
     const server = describeServer(health, spawned)
-    const target = tandemTarget(api, { mintTokens: authOn && options.apiKey !== null && options.token === null })
+    const target = tandemTarget(api, { mintTokens: authOn && options.apiKey !== null && options.token === null, urls })
     const levels = []
     /** @type {import('./soak.js').SoakResult | null} */
     let soak = null
@@ -54,12 +58,12 @@ export async function runLoadTest (options, hooks, argv) {
       hooks.onLevel(level)
     }
     if (options.soakMs !== null) {
-      const result = await runSoak({ options, target, onProgress: hooks.onProgress, serverPid: spawned?.pid ?? null })
+      const result = await runSoak({ options, target, onProgress: hooks.onProgress, serverProcesses: spawned?.pids ?? [] })
       soak = result.soak
       addLevel(result.level)
     } else {
       for (const editors of options.editors) {
-        addLevel(await runLevel({ options, target, trace, onProgress: hooks.onProgress, serverPid: spawned?.pid ?? null }, editors))
+        addLevel(await runLevel({ options, target, trace, onProgress: hooks.onProgress, serverProcesses: spawned?.pids ?? [] }, editors))
       }
     }
     let rest = null
@@ -74,9 +78,13 @@ export async function runLoadTest (options, hooks, argv) {
       finishedAt: new Date().toISOString(),
       machine,
       target: {
-        url,
+        url: urls[0],
         mode: options.spawn ?? 'external',
-        description: spawned?.description ?? 'server at --url'
+        description: spawned?.description ?? (urls.length > 1 ? `${urls.length} server processes at --url` : 'server at --url'),
+        urls,
+        // What /proc was read for: the CPU of the server is the sum over these.
+        processes: spawned?.pids ?? [],
+        spread: urls.length > 1 ? describeSpread(options.editors.flatMap(editors => roomSizesOf(editors, options.perRoom)), urls.length) : null
       },
       server,
       settings: settingsOf(options, argv),

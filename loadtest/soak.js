@@ -64,9 +64,9 @@ class MemorySampler {
  * @param {Readonly<import('./options.js').Options>} soak.options
  * @param {import('./target.js').Target} soak.target
  * @param {(progress: import('./level.js').Progress) => void} soak.onProgress
- * @param {number | null} soak.serverPid
+ * @param {import('./spawn.js').NamedPid[]} soak.serverProcesses
  */
-export async function runSoak ({ options, target, onProgress, serverPid }) {
+export async function runSoak ({ options, target, onProgress, serverProcesses }) {
   const editors = options.editors[0]
   const soakMs = options.soakMs ?? 0
   const sampler = new MemorySampler(() => target.scrape(), options.soakSampleMs)
@@ -79,7 +79,7 @@ export async function runSoak ({ options, target, onProgress, serverPid }) {
       options: { ...options, durationMs: soakMs },
       target,
       trace: null,
-      serverPid,
+      serverProcesses,
       onProgress: (progress) => {
         sampler.phase = progress.phase
         onProgress(progress)

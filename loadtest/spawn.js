@@ -1,6 +1,5 @@
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { existsSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
@@ -11,20 +10,24 @@ import { TandemApi } from './api.js'
 import { now, sleepUntil } from './clock.js'
 
 // Starts the server under test on this machine, so one command on a fresh checkout produces a report:
-// `single` runs `node server/index.js`; `cluster` runs a redis-server and PM2 workers from
-// ecosystem.config.js. Either listens on a free loopback port with its data in a temp directory,
-// and `stop()` undoes everything.
+// `single` runs `node server/index.js` (embedded LevelDB); `cluster` runs one redis-server and
+// `clusterWorkers` plain `node server/index.js` processes sharing it, each on its own port, as
+// separate hosts or a non-sticky balancer's backends would be. Everything listens on a free loopback
+// port with its data in a temp directory, and `stop()` undoes everything.
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const READY_TIMEOUT_MS = 60000
 const STOP_TIMEOUT_MS = 15000
 const OUTPUT_TAIL_CHARS = 4000
 
+/** @typedef {{ name: string, pid: number }} NamedPid a process whose CPU and RSS /proc shows */
+
 /**
  * @typedef {object} SpawnedServer
- * @property {string} url
+ * @property {string} url the first server process: REST calls and /metrics (which covers every process sharing its Redis)
+ * @property {string[]} urls every server process, in order; editors connect to them by slot (spread.js)
  * @property {string} description
- * @property {number | null} pid the server's process when it is one process (`single`), else null
+ * @property {NamedPid[]} pids every process of the server under test: each server process, and Redis
  * @property {number} [workers] processes serving (a Tandem server)
  * @property {boolean | null} [syncWrites] the SYNC_WRITES the server runs with (a Tandem server)
  * @property {() => Promise<void>} stop
@@ -33,6 +36,10 @@ const OUTPUT_TAIL_CHARS = 4000
 // Every simulated editor connects from 127.0.0.1, so per-IP limits would treat them all as one
 // client; a spawned server turns those off. Per-connection limits stay at their defaults.
 const PER_IP_LIMITS_OFF = { MAX_CONNECTIONS_PER_IP: '0', CONNECTIONS_PER_MINUTE: '0', JOINS_PER_MINUTE: '0', REST_PER_MINUTE: '0' }
+
+// Redis as docs/CLUSTER.md and the README's VPS section configure it: the append-only file, fsynced
+// every second, so its cost is part of what is measured.
+const REDIS_PERSISTENCE = ['--appendonly', 'yes', '--appendfsync', 'everysec', '--save', '']
 
 /**
  * @param {'single' | 'cluster'} mode
@@ -55,42 +62,52 @@ async function spawnSingle (options) {
     await rm(dir, { recursive: true, force: true })
   }
   await ready(url, options.apiKey, [server]).catch(async (err) => { await stop(); throw err })
-  return { url, description: 'single process (node server/index.js)', pid: server.pid, workers: 1, syncWrites: syncWritesOf(env), stop }
+  return { url, urls: [url], description: 'single process (node server/index.js)', pids: pidsOf([server]), workers: 1, syncWrites: syncWritesOf(env), stop }
 }
 
 /** @param {{ clusterWorkers: number, apiKey: string | null }} options */
-async function spawnCluster (options) {
-  const ecosystem = join(ROOT, 'ecosystem.config.js')
-  if (!existsSync(ecosystem)) throw new Error('--spawn cluster needs ecosystem.config.js at the project root')
+async function spawnCluster ({ clusterWorkers, apiKey }) {
   const dir = await mkdtemp(join(tmpdir(), 'tandem-loadtest-'))
   const redisPort = await freePort()
-  const port = await freePort()
-  const redis = startProcess('redis-server', 'redis-server', ['--port', String(redisPort), '--save', '', '--appendonly', 'no', '--dir', dir], {})
-  /** @type {ReturnType<typeof startProcess> | undefined} */
-  let pm2
+  const redis = startProcess('redis-server', 'redis-server', ['--port', String(redisPort), '--bind', '127.0.0.1', ...REDIS_PERSISTENCE, '--dir', dir], {})
+  /** @type {ReturnType<typeof startProcess>[]} */
+  const servers = []
   const stop = async () => {
-    await pm2?.stop('SIGINT')
+    await Promise.all(servers.map(server => server.stop('SIGINT')))
     await redis.stop('SIGTERM')
     await rm(dir, { recursive: true, force: true })
   }
   try {
-    const env = {
-      ...PER_IP_LIMITS_OFF,
-      PM2_HOME: join(dir, 'pm2'),
-      REDIS_URL: `redis://127.0.0.1:${redisPort}`,
-      PORT: String(port),
-      WORKERS: String(options.clusterWorkers),
-      LOG_LEVEL: 'warn'
+    // A port is free when asked, not reserved: ask again until each one differs from the others.
+    const ports = [redisPort]
+    while (ports.length <= clusterWorkers) {
+      const port = await freePort()
+      if (!ports.includes(port)) ports.push(port)
     }
-    pm2 = startProcess('pm2-runtime', join(ROOT, 'node_modules/.bin/pm2-runtime'), ['start', 'ecosystem.config.js'], env)
-    const url = `http://127.0.0.1:${port}`
-    await ready(url, options.apiKey, [redis, pm2])
-    const description = `cluster of ${options.clusterWorkers} PM2 worker${options.clusterWorkers === 1 ? '' : 's'} + Redis`
-    return { url, description, pid: null, workers: options.clusterWorkers, syncWrites: syncWritesOf(env), stop }
+    ports.shift()
+    const env = { ...PER_IP_LIMITS_OFF, HOST: '127.0.0.1', REDIS_URL: `redis://127.0.0.1:${redisPort}`, LOG_LEVEL: 'warn' }
+    for (const [i, port] of ports.entries()) {
+      servers.push(startProcess(`server ${i}`, process.execPath, [join(ROOT, 'server/index.js')], {
+        ...env,
+        PORT: String(port),
+        DATA_DIR: join(dir, `data-${i}`),
+        // PM2's instance variable: it tells the processes' series apart in the `worker` label of /metrics.
+        NODE_APP_INSTANCE: String(i)
+      }))
+    }
+    const urls = ports.map(port => `http://127.0.0.1:${port}`)
+    await Promise.all(urls.map(url => ready(url, apiKey, [redis, ...servers])))
+    const plural = clusterWorkers === 1 ? '' : 'es'
+    return { url: urls[0], urls, description: `${clusterWorkers} process${plural} (node server/index.js) sharing one Redis`, pids: pidsOf([...servers, redis]), workers: clusterWorkers, syncWrites: syncWritesOf(env), stop }
   } catch (err) {
     await stop()
     throw err
   }
+}
+
+/** @param {ReturnType<typeof startProcess>[]} processes @returns {NamedPid[]} */
+function pidsOf (processes) {
+  return processes.map(({ name, pid }) => ({ name, pid: /** @type {number} */ (pid) }))
 }
 
 /**

@@ -20,7 +20,8 @@ const REST_CONCURRENCY = 8
 /**
  * @typedef {object} Target
  * @property {string} protocol name from protocols/index.js
- * @property {string} url what the protocol connects to
+ * @property {string[]} urls what the protocol connects to: one server process, or several sharing the
+ *   documents (editors are spread over them by slot, spread.js)
  * @property {(rooms: RoomSpec[], seedClient: number) => Promise<Room[]>} openRooms creates a level's rooms
  * @property {(rooms: Room[]) => Promise<void>} closeRooms
  * @property {() => Promise<import('./server-stats.js').Scrape | null>} scrape the server's /metrics, or null
@@ -29,13 +30,14 @@ const REST_CONCURRENCY = 8
 
 /**
  * @param {import('./api.js').TandemApi} api
- * @param {{ mintTokens: boolean }} options mint a join token per room (a server with auth on, the API key at hand)
+ * @param {{ mintTokens: boolean, urls?: string[] }} options `mintTokens`: mint a join token per room (a
+ *   server with auth on, the API key at hand); `urls`: the processes editors connect to (default the API's)
  * @returns {Target}
  */
-export function tandemTarget (api, { mintTokens }) {
+export function tandemTarget (api, { mintTokens, urls = [api.url] }) {
   return {
     protocol: 'tandem',
-    url: api.url,
+    urls,
     async openRooms (rooms) {
       const sessions = await mapLimit(rooms, REST_CONCURRENCY, ({ name, text, size }) => api.createSession({ name, content: text, maxEditors: size }))
       return mapLimit(sessions, REST_CONCURRENCY, async (session, room) => ({
@@ -60,7 +62,7 @@ export function tandemTarget (api, { mintTokens }) {
 export function peerTarget (protocol, url) {
   return {
     protocol,
-    url,
+    urls: [url],
     async openRooms (rooms, seedClient) {
       const prefix = `loadtest${randomBytes(4).toString('hex')}`
       return rooms.map(({ text }, i) => ({ id: `${prefix}r${i + 1}`, seed: seedUpdate(text, seedClient), token: null }))

@@ -89,6 +89,13 @@ export function httpUrl (raw) {
   return url.href.replace(/\/$/, '')
 }
 
+/** A comma-separated list of http(s) URLs, each as `httpUrl` returns it. @param {string} raw */
+export function httpUrlList (raw) {
+  const urls = raw.split(',').map(part => httpUrl(part.trim()))
+  if (new Set(urls).size !== urls.length) throw new Error('a URL is listed twice')
+  return urls
+}
+
 /** Whether a URL points at this machine. @param {string} href */
 export function isLoopback (href) {
   const host = new URL(href).hostname

@@ -7,6 +7,7 @@ import { SyntheticEdits } from './edits/synthetic.js'
 import { TraceEdits, loadTrace } from './edits/trace.js'
 import { loadProtocol } from './protocols/index.js'
 import { SendLog } from './send-log.js'
+import { processOf } from './spread.js'
 
 // A load-generator thread: runs its share of a level's editors and answers the main thread's
 // requests (pool.js). Every request carries an `id` that its reply echoes.
@@ -17,7 +18,7 @@ const PROGRESS_INTERVAL_MS = 1000
  * @typedef {object} WorkerSetup
  * @property {number} worker this thread's number
  * @property {string} protocol the server's protocol, a name from protocols/index.js
- * @property {string} url
+ * @property {string[]} urls the server's processes: an editor connects to the one of its slot (spread.js)
  * @property {string | null} token
  * @property {number} rate
  * @property {number} awarenessRate
@@ -57,7 +58,7 @@ const handlers = {
       seed: rooms[room].seed,
       slot,
       slots,
-      url: setup.url,
+      url: setup.urls[processOf(slot, setup.urls.length)],
       token: rooms[room].token ?? setup.token,
       clientBase: setup.clientBase,
       editorCount: setup.editorCount,

@@ -10,7 +10,7 @@ const run = promisify(execFile)
 describe('load test options', () => {
   it('defaults to the standard sweep against localhost:3000', () => {
     const options = defaultOptions()
-    assert.equal(options.url, 'http://localhost:3000')
+    assert.deepEqual(options.url, ['http://localhost:3000'])
     assert.deepEqual(options.editors, [10, 25, 50, 100, 150])
     assert.equal(options.perRoom, 5)
     assert.equal(options.rate, 5)
@@ -51,13 +51,19 @@ describe('load test options', () => {
       [['--url', 'ftp://localhost'], /--url/],
       [['--bogus'], /bogus/],
       [['--url', 'http://example.com:3000'], /--allow-remote/],
+      [['--url', 'http://localhost:4000,http://example.com:3000'], /--url http:\/\/example.com:3000 .*--allow-remote/],
+      [['--url', 'http://localhost:4000,http://localhost:4000/'], /--url .*listed twice/],
       [['--url', 'http://localhost:4000', '--spawn', 'single'], /exclusive/],
       [['--trace', 'x.json', '--doc-size', '1MB'], /exclusive/]
     ]
     for (const [argv, message] of cases) {
       assert.throws(() => parseOptions(/** @type {string[]} */ (argv)), (err) => err instanceof OptionError && /** @type {RegExp} */ (message).test(err.message), String(argv))
     }
-    assert.equal(parseOptions(['--url', 'http://example.com', '--allow-remote']).url, 'http://example.com')
+    assert.deepEqual(parseOptions(['--url', 'http://example.com', '--allow-remote']).url, ['http://example.com'])
+  })
+
+  it('takes a comma-separated --url as the processes of one server, in order', () => {
+    assert.deepEqual(parseOptions(['--url', 'http://127.0.0.1:4001, http://127.0.0.1:4002/']).url, ['http://127.0.0.1:4001', 'http://127.0.0.1:4002'])
   })
 
   it('explains every option in --help, with its default', async () => {

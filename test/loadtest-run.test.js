@@ -4,7 +4,7 @@ import { readFile, readdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { after, before, describe, it } from 'node:test'
-import { formatMs } from '../loadtest/report/format.js'
+import { formatMs, formatPercent } from '../loadtest/report/format.js'
 import { tableAfter } from './helpers/markdown.js'
 import { missing } from './helpers/processes.js'
 import { startServer, tempDataDir } from './helpers/server.js'
@@ -98,23 +98,61 @@ describe('npm run loadtest, a small run against a server it spawns', () => {
   })
 })
 
-describe('npm run loadtest --spawn cluster', { skip: missing('redis-server') }, () => {
-  it('starts redis-server and a 2-worker PM2 cluster itself, sums every worker\'s metrics, and stops them', async () => {
+describe('npm run loadtest --spawn cluster --cluster-workers 2', { skip: missing('redis-server') }, () => {
+  /** @type {any} */
+  let report
+  /** @type {any} */
+  let level
+  let markdown = ''
+
+  before(async () => {
     const out = await tempDataDir()
-    const { stdout } = await run(process.execPath, [CLI, '--spawn', 'cluster', '--editors', '4', '--per-room', '2', '--warmup', '1',
-      '--duration', '2', '--rest-duration', '0', '--json', '--out', out.dir], { timeout: 120000 })
-    const report = JSON.parse(stdout)
-    await out.remove()
+    try {
+      const { stdout } = await run(process.execPath, [CLI, '--spawn', 'cluster', '--cluster-workers', '2', '--editors', '10', '--per-room', '5', '--rate', '10',
+        '--awareness-rate', '0', '--warmup', '1', '--duration', '3', '--rest-duration', '0', '--json', '--out', out.dir], { timeout: 120000 })
+      report = JSON.parse(stdout)
+      const [dir] = await readdir(out.dir)
+      markdown = await readFile(join(out.dir, dir, 'report.md'), 'utf8')
+    } finally {
+      await out.remove()
+    }
+    level = report.levels[0]
+  })
+
+  it('starts one Redis and two server processes on ports of their own, and says how each room\'s editors were spread over them', () => {
     assert.equal(report.target.mode, 'cluster')
+    assert.equal(new Set(report.target.urls).size, 2)
     assert.equal(report.server.workers, 2)
     assert.equal(report.server.storage, 'redis')
-    const [level] = report.levels
+    assert.deepEqual(report.target.processes.map((/** @type {any} */ p) => p.name), ['server 0', 'server 1', 'redis-server'])
+    const spread = 'rooms of 5: editors 0,2,4 on process 0; 1,3 on process 1'
+    assert.deepEqual(report.target.spread, [{ roomSize: 5, byProcess: [[0, 2, 4], [1, 3]], text: spread }])
+    assert.ok(markdown.includes(spread), 'report.md says it too')
+    // Process 1 holds editors of every room only if the spread was applied: alone, it would idle.
+    const [first, second] = level.serverProcess.processes
+    assert.ok(second.cpuMs > 0.25 * first.cpuMs, `process 1 worked: ${second.cpuMs} ms of CPU against ${first.cpuMs} ms for process 0`)
+  })
+
+  it('reports as the server\'s CPU the sum over both processes and Redis, each listed', () => {
+    const { processes, cpuMs, cpuPercent } = level.serverProcess
+    assert.deepEqual(processes.map((/** @type {any} */ p) => p.pid), report.target.processes.map((/** @type {any} */ p) => p.pid))
+    const redis = processes.find((/** @type {any} */ p) => p.name === 'redis-server')
+    assert.ok(redis.cpuMs > 0, 'Redis stored the updates and carried the feed')
+    assert.equal(cpuMs, processes.reduce((/** @type {number} */ total, /** @type {any} */ p) => total + p.cpuMs, 0))
+    const [row] = tableAfter(markdown, '## Server processes')
+    assert.equal(row[1], formatPercent(cpuPercent))
+    assert.match(row[6], /^server 0 \d+%, server 1 \d+%, redis-server \d+%$/)
+    assert.equal(tableAfter(markdown, '## Server and load generator')[0][5], formatPercent(cpuPercent))
+  })
+
+  it('counts on the server side, summed over the processes, the deliveries the editors received (within 5%)', () => {
     assert.equal(level.updates.acked, level.updates.sent)
     assert.equal(level.broadcast.lost, 0)
     assert.equal(level.convergence.converged, true)
-    // Counted by the workers themselves from one /metrics scrape: with editors spread over both
-    // workers, one worker's count alone would be about half (window edges shift it a little).
-    assert.ok(level.server.updates > 0.75 * level.updates.acked, `${level.server.updates} of ${level.updates.acked} updates counted by the workers`)
+    const { perSecond, receivedPerSecond, cpuMsPer1000 } = level.deliveries
+    assert.ok(Math.abs(perSecond / receivedPerSecond - 1) < 0.05, `server ${perSecond.toFixed(1)}/s, editors ${receivedPerSecond.toFixed(1)}/s`)
+    assert.ok(Math.abs(cpuMsPer1000 - level.serverProcess.cpuPercent * 10 / (perSecond / 1000)) < 1e-9)
+    assert.ok(level.server.updates > 0.9 * level.updates.acked, `${level.server.updates} of ${level.updates.acked} updates counted by the processes`)
   })
 })
 

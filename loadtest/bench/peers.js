@@ -7,26 +7,19 @@
 import { mkdir, writeFile } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 import { TandemApi } from '../api.js'
-import { now, sleepUntil } from '../clock.js'
 import { runLevel } from '../level.js'
 import { describeMachine } from '../machine.js'
 import { OptionError, parseOptions } from '../options.js'
 import { PEERS, startPeer } from '../peers/start.js'
 import { createProgress } from '../progress.js'
-import { readMachineBusyMs } from '../process-stats.js'
 import { loadProtocol } from '../protocols/index.js'
 import { spawnServer } from '../spawn.js'
 import { peerTarget, tandemTarget } from '../target.js'
 import { parsePeerOptions, peerHelpText } from './peers-options.js'
 import { renderPeerTables } from './peers-table.js'
+import { NOTE_WAIT_MS, waitForQuiet } from './quiet.js'
 
 /** @typedef {{ editors: number, perRoom: number, label: string }} Load perRoom is Infinity for one document */
-
-// Idle enough to start a run: the machine busy under a quarter of a core, over a second, while
-// nothing of this benchmark runs. On a machine shared with other work (tests), this keeps runs from
-// starting in the middle of someone else's burst; the Other CPU column shows what still overlapped.
-const QUIET_PERCENT = 25
-const QUIET_SAMPLE_MS = 1000
 
 /**
  * @typedef {{ system: string, load: Load, error: string }
@@ -60,7 +53,7 @@ export async function runPeerBench (options, hooks) {
     for (const system of options.systems) {
       hooks.onNote(`${system}, ${load.label}`)
       const waitedMs = await waitForQuiet(options.quietWaitMs)
-      if (waitedMs >= QUIET_SAMPLE_MS * 2) hooks.onNote(`  waited ${(waitedMs / 1000).toFixed(0)} s for the machine to be idle`)
+      if (waitedMs >= NOTE_WAIT_MS) hooks.onNote(`  waited ${(waitedMs / 1000).toFixed(0)} s for the machine to be idle`)
       const result = await measure(system, load, options, hooks)
       results.push(result)
       hooks.onNote(result.error !== null
@@ -89,22 +82,6 @@ export async function runPeerBench (options, hooks) {
 }
 
 /**
- * Resolves once the machine was nearly idle for a second, or after `maxMs`; returns the time waited.
- * @param {number} maxMs
- */
-async function waitForQuiet (maxMs) {
-  const started = now()
-  while (now() - started < maxMs) {
-    const before = readMachineBusyMs()
-    const at = now()
-    await sleepUntil(at + QUIET_SAMPLE_MS)
-    const after = readMachineBusyMs()
-    if (before === null || after === null || (after - before) / (now() - at) * 100 < QUIET_PERCENT) break
-  }
-  return now() - started
-}
-
-/**
  * Starts `system`, runs one level against it, stops it.
  * @param {string} system
  * @param {Load} load
@@ -122,7 +99,7 @@ async function measure (system, load, options, hooks) {
       target: server.target,
       trace: null,
       onProgress: hooks.onProgress,
-      serverPid: server.pid,
+      serverProcesses: server.processes,
       apply: options.apply ? 'all' : 'none'
     }, load.editors)
     return { system, load, error: null, ...figuresOf(level, protocol.ack) }
@@ -137,10 +114,10 @@ async function measure (system, load, options, hooks) {
 async function startSystem (system) {
   if (system === 'tandem') {
     const spawned = await spawnServer('single', { clusterWorkers: 1, apiKey: null })
-    return { ...spawned, target: tandemTarget(new TandemApi(spawned.url, null), { mintTokens: false }) }
+    return { stop: spawned.stop, processes: spawned.pids, target: tandemTarget(new TandemApi(spawned.url, null), { mintTokens: false }) }
   }
   const peer = await startPeer(/** @type {keyof typeof PEERS} */ (system))
-  return { ...peer, target: peerTarget(system, peer.url) }
+  return { stop: peer.stop, processes: [{ name: system, pid: peer.pid }], target: peerTarget(system, peer.url) }
 }
 
 /**

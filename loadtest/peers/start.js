@@ -19,7 +19,7 @@ export const PEERS = Object.freeze({
 
 /**
  * @param {keyof typeof PEERS} name
- * @returns {Promise<import('../spawn.js').SpawnedServer & { pid: number }>}
+ * @returns {Promise<{ url: string, description: string, pid: number, stop: () => Promise<void> }>}
  */
 export async function startPeer (name) {
   if (!(name in PEERS)) throw new Error(`unknown peer ${JSON.stringify(name)}: expected one of ${Object.keys(PEERS).join(', ')}`)

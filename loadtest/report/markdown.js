@@ -39,9 +39,10 @@ export function renderMarkdown (report) {
       '(10 ms in server/metrics.js: an idle loop reads about 10 ms). CPU is a percentage of one core. Machine load is the 1-minute load average as the level ended, this run included.',
     table(['Editors', 'Server update p50 (ms)', 'Server update p99 (ms)', 'Event-loop lag p99 (ms)', 'Event-loop lag max (ms)', 'Server CPU', 'Server RSS (MB)', 'Deliveries/s', 'Generator CPU', 'Busiest generator thread', 'Generator threads', 'Machine load (1 min)'],
       levels.map(level => [level.editors, formatMs(level.server?.updateMs.p50), formatMs(level.server?.updateMs.p99), formatMs(level.server?.eventLoopLagMs.p99), formatMs(level.server?.eventLoopLagMs.max),
-        formatPercent(level.server?.cpuPercent), formatNumber(level.server?.rssMB), formatNumber(level.server?.deliveriesPerSecond), formatPercent(level.generator.cpuPercent),
+        formatPercent(level.serverProcess?.cpuPercent ?? level.server?.cpuPercent), formatNumber(level.server?.rssMB), formatNumber(level.server?.deliveriesPerSecond), formatPercent(level.generator.cpuPercent),
         formatPercent(level.generator.eventLoopUtilization * 100), level.workers, level.machineLoad.toFixed(2)])),
     ...warnings(levels),
+    ...serverProcesses(report),
     '## SLOs',
     table(['Editors', 'Result', 'Why'], levels.map(level => [level.editors, level.slo.pass ? 'pass' : 'fail', level.slo.failures.join('; ') || '–'])),
     ...rest(report.rest),
@@ -98,6 +99,26 @@ function describeLoad (settings) {
 function warnings (levels) {
   const lines = levels.flatMap(level => level.generator.warnings.map(warning => `- ${level.editors} editors: ${warning}`))
   return lines.length === 0 ? [] : ['**Warnings**', lines.join('\n')]
+}
+
+/**
+ * Where the server's CPU went and what a delivery cost it, when its processes run on this machine;
+ * and how each room's editors were spread over the processes.
+ * @param {import('../run.js').Report} report
+ */
+function serverProcesses ({ levels, target }) {
+  const spread = target.spread ? [`Editors spread over the ${target.urls.length} processes by their slot in the room (${target.urls.map((url, i) => `process ${i}: ${url}`).join(', ')}): ${target.spread.map(s => s.text).join('. ')}.`] : []
+  if (!levels.some(level => level.serverProcess)) return spread.length > 0 ? ['## Server processes', ...spread] : []
+  return [
+    '## Server processes',
+    ...spread,
+    'CPU (of one core) and RSS read from /proc over the window for every process of the server, Redis included, and summed: this is the Server CPU above. ' +
+      'Deliveries/s: updates relayed to editors, as the server\'s processes counted them (`tandem_broadcast_deliveries_total`), beside what the editors received.',
+    table(['Editors', 'Server CPU', 'Server RSS (MB)', 'Deliveries/s (server)', 'Received/s (editors)', 'CPU ms per 1,000 deliveries', 'Each process'],
+      levels.map(level => [level.editors, formatPercent(level.serverProcess?.cpuPercent), formatNumber(level.serverProcess?.rssMB), formatNumber(level.deliveries.perSecond),
+        formatNumber(level.deliveries.receivedPerSecond), formatNumber(level.deliveries.cpuMsPer1000, 1),
+        level.serverProcess?.processes.map(p => `${p.name} ${formatPercent(p.cpuPercent)}`).join(', ') ?? '–']))
+  ]
 }
 
 /** @param {import('../rest.js').RestResult[] | null} results */

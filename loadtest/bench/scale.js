@@ -1,0 +1,166 @@
+// `npm run bench -- scale [options]` (or `node loadtest/bench/scale.js`): does another server process
+// add capacity? The same workload runs against the embedded single process (LevelDB), then against
+// W processes sharing one Redis for each W of --workers, each room's editors spread over the
+// processes (spread.js). Each configuration is started alone (spawn.js), loaded by the load test's
+// own level (worker threads, HDR histograms: level.js) and stopped. The cost compared is the CPU of
+// every server process and Redis (/proc) per 1,000 deliveries the server counted (/metrics).
+import { TandemApi } from '../api.js'
+import { runLevel } from '../level.js'
+import { describeMachine } from '../machine.js'
+import { OptionError, parseOptions } from '../options.js'
+import { createProgress } from '../progress.js'
+import { formatMs, formatNumber, formatPercent } from '../report/format.js'
+import { table } from '../report/markdown.js'
+import { spawnServer } from '../spawn.js'
+import { tandemTarget } from '../target.js'
+import { NOTE_WAIT_MS, waitForQuiet } from './quiet.js'
+import { parseScaleOptions, scaleHelpText } from './scale-options.js'
+
+/** @typedef {{ label: string, mode: 'single' | 'cluster', processes: number }} Configuration */
+/** @typedef {Awaited<ReturnType<typeof measure>>} ScaleResult */
+
+/** @param {Readonly<import('./scale-options.js').ScaleBenchOptions>} options @returns {Configuration[]} */
+export function configurationsOf (options) {
+  return [
+    { label: 'embedded (LevelDB), 1 process', mode: 'single', processes: 1 },
+    ...options.workers.map(w => ({ label: `Redis, ${w} process${w === 1 ? '' : 'es'}`, mode: /** @type {const} */ ('cluster'), processes: w }))
+  ]
+}
+
+/**
+ * @param {Readonly<import('./scale-options.js').ScaleBenchOptions>} options
+ * @param {{ onProgress: (progress: import('../level.js').Progress) => void, onNote: (text: string) => void }} hooks
+ */
+export async function runScaleBench (options, hooks) {
+  const startedAt = new Date().toISOString()
+  const results = []
+  for (const configuration of configurationsOf(options)) {
+    hooks.onNote(configuration.label)
+    const waitedMs = await waitForQuiet(options.quietWaitMs)
+    if (waitedMs >= NOTE_WAIT_MS) hooks.onNote(`  waited ${(waitedMs / 1000).toFixed(0)} s for the machine to be idle`)
+    const result = await measure(configuration, options, hooks)
+    hooks.onNote(result.error ?? `  CPU ${formatNumber(result.cpuMsPer1000Deliveries, 1)} ms per 1,000 deliveries, ${formatNumber(result.deliveriesPerSecond)} deliveries/s`)
+    results.push(result)
+  }
+  const embedded = results[0].cpuMsPer1000Deliveries
+  const withRatio = results.map(result => ({ ...result, timesEmbedded: ratio(result.cpuMsPer1000Deliveries, embedded) }))
+  const clustered = withRatio.slice(1).filter(result => result.error === null)
+  const [fewer, more] = clustered.slice(-2)
+  return {
+    tool: 'tandem-scale-bench',
+    startedAt,
+    finishedAt: new Date().toISOString(),
+    machine: describeMachine(),
+    settings: { ...options, help: undefined },
+    results: withRatio,
+    // The two largest process counts: does the last step still pay for itself?
+    step: more ? { from: fewer.processes, to: more.processes, cpuPerDelivery: ratio(more.cpuMsPer1000Deliveries, fewer.cpuMsPer1000Deliveries) } : null
+  }
+}
+
+/**
+ * Starts a configuration, runs one level against it, stops it.
+ * @param {Configuration} configuration
+ * @param {Readonly<import('./scale-options.js').ScaleBenchOptions>} options
+ * @param {Parameters<typeof runScaleBench>[1]} hooks
+ */
+async function measure (configuration, options, hooks) {
+  const failed = (/** @type {unknown} */ err) => ({ ...configuration, error: /** @type {Error} */ (err).message ?? String(err), ...figuresOf(null) })
+  let spawned
+  try {
+    spawned = await spawnServer(configuration.mode, { clusterWorkers: configuration.processes, apiKey: null })
+    const level = await runLevel({
+      options: levelOptions(options),
+      target: tandemTarget(new TandemApi(spawned.url, null), { mintTokens: false, urls: spawned.urls }),
+      trace: null,
+      onProgress: hooks.onProgress,
+      serverProcesses: spawned.pids
+    }, options.editors)
+    return { ...configuration, error: null, ...figuresOf(level) }
+  } catch (err) {
+    return failed(err)
+  } finally {
+    await spawned?.stop()
+  }
+}
+
+/**
+ * The load test's options for the level: no cursors, no REST, no trace.
+ * @param {Readonly<import('./scale-options.js').ScaleBenchOptions>} options
+ */
+function levelOptions (options) {
+  return parseOptions([
+    '--editors', String(options.editors), '--per-room', String(options.perRoom), '--rate', String(options.rate), '--payload', String(options.payload),
+    '--duration', `${options.durationMs}ms`, '--warmup', `${options.warmupMs}ms`, '--ack-timeout', `${options.ackTimeoutMs}ms`,
+    '--awareness-rate', '0', '--workers', options.threads === 0 ? 'auto' : String(options.threads), '--rest-duration', '0'
+  ])
+}
+
+/** What the bench keeps of a level (null figures when it failed). @param {import('../level-result.js').LevelResult | null} level */
+function figuresOf (level) {
+  return {
+    ackP99Ms: level?.ackMs?.p99 ?? null,
+    broadcastP99Ms: level?.broadcast.latencyMs?.p99 ?? null,
+    deliveriesPerSecond: level?.deliveries.perSecond ?? null,
+    receivedPerSecond: level?.deliveries.receivedPerSecond ?? null,
+    cpuPercent: level?.serverProcess?.cpuPercent ?? null,
+    cpuMsPer1000Deliveries: level?.deliveries.cpuMsPer1000 ?? null,
+    perProcess: level?.serverProcess?.processes.map(({ name, cpuPercent, peakRssMB }) => ({ name, cpuPercent, peakRssMB })) ?? [],
+    sent: level?.updates.sent ?? 0,
+    timedOut: level?.updates.timedOut ?? 0,
+    lost: level?.broadcast.lost ?? 0,
+    converged: level?.convergence.converged ?? null,
+    warnings: level?.generator.warnings ?? []
+  }
+}
+
+/** @param {number | null} a @param {number | null} b */
+const ratio = (a, b) => a === null || b === null || b === 0 ? null : a / b
+
+/** @param {number | null} r */
+const formatRatio = r => r === null ? '–' : `${r.toFixed(2)}×`
+
+/** The results as markdown: one table, the step between the two largest process counts, and what disturbed the figures. @param {Awaited<ReturnType<typeof runScaleBench>>} bench */
+export function renderScaleTable ({ startedAt, settings, results, step }) {
+  const notes = results.flatMap(r => [
+    ...(r.error !== null ? [`${r.label}: failed: ${r.error.replace(/\s+/g, ' ').slice(0, 200)}`] : []),
+    ...(r.lost > 0 ? [`${r.label}: ${r.lost} broadcasts not received within the ACK timeout`] : []),
+    ...(r.timedOut > 0 ? [`${r.label}: ${r.timedOut} of ${r.sent} updates without an ACK within the ACK timeout`] : []),
+    ...(r.converged === false ? [`${r.label}: documents diverged`] : []),
+    ...r.warnings.map(warning => `${r.label}: ${warning}`)
+  ])
+  return [
+    `## Scale-out: embedded against processes sharing Redis (${startedAt})`,
+    `${settings.editors} editors in rooms of ${settings.perRoom}, ${settings.rate} edits/s of ${settings.payload} characters each, no cursors; ` +
+      `${settings.warmupMs / 1000} s warm-up, ${settings.durationMs / 1000} s measured per configuration. Latencies in ms. CPU: every server process and Redis, ` +
+      'from /proc, per 1,000 deliveries counted by the server (`tandem_broadcast_deliveries_total`); × embedded divides it by the embedded process\'s.',
+    table(['Configuration', 'ACK p99', 'Broadcast p99', 'Deliveries/s', 'Server CPU', 'CPU ms per 1,000 deliveries', '× embedded'],
+      results.map(r => [r.label, formatMs(r.ackP99Ms), formatMs(r.broadcastP99Ms), formatNumber(r.deliveriesPerSecond), formatPercent(r.cpuPercent),
+        formatNumber(r.cpuMsPer1000Deliveries, 1), formatRatio(r.timesEmbedded)])),
+    ...(step ? [`${step.to} vs ${step.from} processes: ${formatRatio(step.cpuPerDelivery)} the CPU per delivery.`] : []),
+    ...(notes.length > 0 ? ['What limited these figures:\n' + notes.map(note => `- ${note}`).join('\n')] : [])
+  ].join('\n\n') + '\n'
+}
+
+/** The command line: parse, run with progress on stderr, print the table (or JSON) on stdout. @param {string[]} argv */
+export async function main (argv) {
+  let options
+  try {
+    options = parseScaleOptions(argv)
+  } catch (err) {
+    if (!(err instanceof OptionError)) throw err
+    process.stderr.write(`bench scale: ${err.message}\nRun with --help for the options.\n`)
+    process.exitCode = 2
+    return
+  }
+  if (options.help) {
+    process.stdout.write(scaleHelpText())
+    return
+  }
+  const progress = createProgress(process.stderr, { levels: configurationsOf(options).length })
+  const bench = await runScaleBench(options, { onProgress: progress.update, onNote: progress.note })
+  progress.done()
+  process.stdout.write(options.json ? JSON.stringify(bench, null, 2) + '\n' : '\n' + renderScaleTable(bench))
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) await main(process.argv.slice(2))

@@ -1,0 +1,77 @@
+import assert from 'node:assert/strict'
+import { execFile } from 'node:child_process'
+import { promisify } from 'node:util'
+import { before, describe, it } from 'node:test'
+import { parseScaleOptions } from '../loadtest/bench/scale-options.js'
+import { renderScaleTable } from '../loadtest/bench/scale.js'
+import { OptionError } from '../loadtest/options.js'
+import { formatMs, formatNumber, formatPercent } from '../loadtest/report/format.js'
+import { tableAfter } from './helpers/markdown.js'
+import { missing } from './helpers/processes.js'
+
+const BENCH = new URL('../loadtest/bench/index.js', import.meta.url).pathname
+const run = promisify(execFile)
+
+describe('npm run bench -- scale: a tiny run against the embedded process, then 1 and 2 processes sharing Redis', { skip: missing('redis-server') }, () => {
+  /** @type {any} */
+  let bench
+
+  before(async () => {
+    const { stdout } = await run(process.execPath, [BENCH, 'scale', '--workers', '2,1', '--editors', '10', '--rate', '10', '--duration', '2s', '--warmup', '1s',
+      '--quiet-wait', '0', '--json'], { timeout: 120000 })
+    bench = JSON.parse(stdout)
+  })
+
+  it('measures each configuration in turn, embedded first, with nothing lost', () => {
+    assert.deepEqual(bench.results.map((/** @type {any} */ r) => r.label), ['embedded (LevelDB), 1 process', 'Redis, 1 process', 'Redis, 2 processes'])
+    for (const result of bench.results) {
+      assert.equal(result.error, null, result.label)
+      assert.ok(result.sent > 0 && result.deliveriesPerSecond > 0 && result.cpuMsPer1000Deliveries > 0, result.label)
+      assert.equal(result.lost + result.timedOut, 0, result.label)
+      assert.equal(result.converged, true, result.label)
+    }
+    assert.deepEqual(bench.results[0].perProcess.map((/** @type {any} */ p) => p.name), ['server'])
+    assert.deepEqual(bench.results[2].perProcess.map((/** @type {any} */ p) => p.name), ['server 0', 'server 1', 'redis-server'])
+  })
+
+  it('derives the CPU per delivery and every ratio from the measured CPU and delivery counts', () => {
+    const [embedded, one, two] = bench.results
+    for (const result of bench.results) {
+      const cpu = result.perProcess.reduce((/** @type {number} */ total, /** @type {any} */ p) => total + p.cpuPercent, 0)
+      assert.ok(Math.abs(result.cpuPercent - cpu) < 1e-9, `${result.label}: the CPU is the sum over its processes`)
+      assert.ok(Math.abs(result.cpuMsPer1000Deliveries - result.cpuPercent * 10 / (result.deliveriesPerSecond / 1000)) < 1e-9, result.label)
+      assert.ok(Math.abs(result.timesEmbedded - result.cpuMsPer1000Deliveries / embedded.cpuMsPer1000Deliveries) < 1e-12, result.label)
+    }
+    assert.equal(bench.step.from, 1)
+    assert.equal(bench.step.to, 2)
+    assert.ok(Math.abs(bench.step.cpuPerDelivery - two.cpuMsPer1000Deliveries / one.cpuMsPer1000Deliveries) < 1e-12)
+  })
+
+  it('prints one table, a row per configuration, and the step between the two largest process counts', () => {
+    const markdown = renderScaleTable(bench)
+    const rows = tableAfter(markdown, '## Scale-out')
+    assert.deepEqual(rows, bench.results.map((/** @type {any} */ r) => [r.label, formatMs(r.ackP99Ms), formatMs(r.broadcastP99Ms), formatNumber(r.deliveriesPerSecond),
+      formatPercent(r.cpuPercent), formatNumber(r.cpuMsPer1000Deliveries, 1), `${r.timesEmbedded.toFixed(2)}×`]))
+    assert.equal(rows[0][6], '1.00×')
+    assert.ok(markdown.includes(`2 vs 1 processes: ${bench.step.cpuPerDelivery.toFixed(2)}× the CPU per delivery.`))
+  })
+})
+
+describe('npm run bench -- scale: options', () => {
+  it('defaults to 300 editors in rooms of 5 at 5 edits/s of 8 characters, against 1, 2 and 4 processes, 15 s after 5 s', () => {
+    const options = parseScaleOptions([])
+    assert.deepEqual(options.workers, [1, 2, 4])
+    assert.equal(options.editors, 300)
+    assert.equal(options.perRoom, 5)
+    assert.equal(options.rate, 5)
+    assert.equal(options.payload, 8)
+    assert.equal(options.durationMs, 15000)
+    assert.equal(options.warmupMs, 5000)
+    assert.ok(Object.isFrozen(options))
+  })
+
+  it('takes the process counts in ascending order, once each, and names the flag of a bad value', () => {
+    assert.deepEqual(parseScaleOptions(['--workers', '4,2,4']).workers, [2, 4])
+    assert.throws(() => parseScaleOptions(['--workers', '0']), (err) => err instanceof OptionError && /--workers "0"/.test(err.message))
+  })
+})
