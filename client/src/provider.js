@@ -489,7 +489,9 @@ export class SocketIOProvider extends ObservableV2 {
     if (doc !== this.docId) return
     this.#endMembership()
     this.emit('closed', [{ reason }])
-    if (reason === CLOSE_REASONS.RELOAD) this.#join()
+    // A token function gives a fresh token for the next join, so an expired one ends nothing.
+    const renewable = reason === CLOSE_REASONS.EXPIRED && typeof this.options.token === 'function'
+    if (reason === CLOSE_REASONS.RELOAD || renewable) this.#join()
     else this.disconnect()
   }
 

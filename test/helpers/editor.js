@@ -1,4 +1,4 @@
-import { after } from 'node:test'
+import { atEnd } from './at-end.js'
 import * as encoding from 'lib0/encoding'
 import { io } from 'socket.io-client'
 import * as Y from 'yjs'
@@ -11,7 +11,7 @@ const ACK_TIMEOUT_MS = 5000
 const open = new Set()
 // A test that fails before closing its editors would leave their sockets open, and the file would
 // never finish (npm test does not force an exit): whatever is still open is closed at its end.
-after(() => { for (const editor of open) editor.close() })
+atEnd(() => { for (const editor of open) editor.close() })
 
 /**
  * A minimal editor speaking docs/PROTOCOL.md over a real socket.io-client connection: one Y.Doc per

@@ -1,4 +1,4 @@
-import { after } from 'node:test'
+import { atEnd } from './at-end.js'
 import * as Y from 'yjs'
 import { SocketIOProvider } from '../../client/src/provider.js'
 import { TEXT_NAME } from '../../server/protocol.js'
@@ -7,7 +7,7 @@ import { TEXT_NAME } from '../../server/protocol.js'
 const open = new Set()
 // A provider left connected by a failed test would keep reconnecting, and the file would never
 // finish (npm test does not force an exit): whatever is still open is destroyed at its end.
-after(() => { for (const doc of open) doc.destroy() })
+atEnd(() => { for (const doc of open) doc.destroy() })
 
 /**
  * A Y.Doc connected through a real SocketIOProvider, with every event it emitted recorded in order.

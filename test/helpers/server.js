@@ -1,5 +1,5 @@
 import { mkdtemp, rm } from 'node:fs/promises'
-import { after } from 'node:test'
+import { atEnd } from './at-end.js'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createServer } from '../../server/app.js'
@@ -9,7 +9,7 @@ import { loadConfig } from '../../server/config.js'
 const running = new Set()
 // A test that fails before closing its server would leave it listening, and the file would never
 // finish (npm test does not force an exit): whatever still runs is closed at its end.
-after(async () => { for (const close of running) await close() })
+atEnd(async () => { for (const close of running) await close() })
 
 /** A fresh data directory, removed by the returned cleanup. */
 export async function tempDataDir () {
