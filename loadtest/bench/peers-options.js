@@ -1,6 +1,7 @@
 import { OptionError, optionLines, parseSpecs } from '../options.js'
 import { PROTOCOL_NAMES } from '../protocols/index.js'
-import { duration, integer, nonEmpty, number } from '../values.js'
+import { duration, integer, nonEmpty } from '../values.js'
+import { workloadSpecs } from './workload-options.js'
 
 // Every option of the peer comparison (bench/peers.js) in one place: flag, default, unit and
 // meaning. Parsed once, validated, frozen; `--help` is generated from this table.
@@ -31,11 +32,7 @@ export const PEER_OPTION_SPECS = [
   { key: 'oneDoc', arg: 'LIST', default: '50,100,150,200', parse: loads, help: 'Loads with every editor in ONE document, in editors; `none` skips them.' },
   { key: 'rooms', arg: 'LIST', default: '300,600', parse: loads, help: 'Loads in rooms of --per-room editors, in editors; `none` skips them.' },
   { key: 'perRoom', arg: 'K', default: '5', parse: integer(2, 1000), help: 'Editors per room of the --rooms loads.' },
-  { key: 'rate', arg: 'N', default: '5', parse: number(0.1, 100), help: 'Edits per second per editor, open loop.' },
-  { key: 'payload', arg: 'CHARS', default: '8', parse: integer(1, 10000), help: 'Characters per edit.' },
-  { key: 'durationMs', arg: 'TIME', default: '20s', parse: duration({ min: SECOND, max: 600 * SECOND }), help: 'Measured window per system and load.' },
-  { key: 'warmupMs', arg: 'TIME', default: '5s', parse: duration({ max: 120 * SECOND }), help: 'Editing before each window, left out of the figures.' },
-  { key: 'ackTimeoutMs', arg: 'TIME', default: '5s', parse: duration({ min: 100, max: 60 * SECOND }), help: 'Bound on each ACK, and on the wait for late broadcasts after the window.' },
+  ...workloadSpecs({ durationDefault: '20s', window: 'system and load' }),
   { key: 'workers', arg: 'N', default: 'auto', parse: raw => raw === 'auto' ? 0 : integer(1, 64)(raw), help: 'Load-generator threads; `auto` sizes them from the message rate.' },
   { key: 'apply', help: 'Editors apply every update they receive, as real editors do, and rooms are checked for convergence. Off by default: that costs the generator about 35 µs per delivery at 100 editors in one document, for every system alike, CPU taken from the servers under test.' },
   { key: 'quietWaitMs', arg: 'TIME', default: '60s', parse: duration({ max: 600 * SECOND }), help: 'Before each run, wait up to this long for the machine to be idle (other processes under a quarter of a core over a second); 0 does not wait.' },

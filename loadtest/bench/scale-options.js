@@ -1,5 +1,6 @@
 import { optionLines, parseSpecs } from '../options.js'
-import { duration, integer, integerList, number } from '../values.js'
+import { duration, integer, integerList } from '../values.js'
+import { workloadSpecs } from './workload-options.js'
 
 // Every option of the scale-out bench (bench/scale.js) in one place: flag, default, unit and
 // meaning. Parsed once, validated, frozen; `--help` is generated from this table.
@@ -26,11 +27,7 @@ export const SCALE_OPTION_SPECS = [
   { key: 'workers', arg: 'LIST', default: '1,2,4', parse: workerList, help: 'Server processes sharing one Redis: one configuration per number, after the embedded single process.' },
   { key: 'editors', arg: 'N', default: '300', parse: integer(2, 5000), help: 'Editors connected at once.' },
   { key: 'perRoom', arg: 'K', default: '5', parse: integer(2, 1000), help: 'Editors per room; editor i of a room connects to process i mod the number of processes.' },
-  { key: 'rate', arg: 'N', default: '5', parse: number(0.1, 100), help: 'Edits per second per editor, open loop. No cursor moves.' },
-  { key: 'payload', arg: 'CHARS', default: '8', parse: integer(1, 10000), help: 'Characters per edit.' },
-  { key: 'durationMs', arg: 'TIME', default: '15s', parse: duration({ min: SECOND, max: 600 * SECOND }), help: 'Measured window per configuration.' },
-  { key: 'warmupMs', arg: 'TIME', default: '5s', parse: duration({ max: 120 * SECOND }), help: 'Editing before each window, left out of the figures.' },
-  { key: 'ackTimeoutMs', arg: 'TIME', default: '5s', parse: duration({ min: 100, max: 60 * SECOND }), help: 'Bound on each ACK, and on the wait for late broadcasts after the window.' },
+  ...workloadSpecs({ durationDefault: '15s', window: 'configuration (no cursor moves)' }),
   { key: 'threads', arg: 'N', default: 'auto', parse: raw => raw === 'auto' ? 0 : integer(1, 64)(raw), help: 'Load-generator threads; `auto` sizes them from the message rate.' },
   { key: 'quietWaitMs', arg: 'TIME', default: '60s', parse: duration({ max: 600 * SECOND }), help: 'Before each configuration, wait up to this long for the machine to be idle; 0 does not wait.' },
   { key: 'json', help: 'Print the results as JSON instead of a table.' },

@@ -1,6 +1,6 @@
 import { formatNumber } from './format.js'
 import { table } from './table.js'
-import { niceCeiling } from './svg.js'
+import { legendEntry, niceCeiling } from './svg.js'
 
 // The soak's part of the report: figures first (growth while editing, return to baseline after
 // unload), then the series, thinned to at most MAX_ROWS rows (report.json keeps every sample), and a
@@ -83,10 +83,7 @@ export function renderSoakChart (soak, title) {
     const dash = line.dash ? ` stroke-dasharray="${line.dash}"` : ''
     const points = series.map(s => `${x(s.seconds).toFixed(1)},${line.y(s).toFixed(1)}`).join(' ')
     parts.push(`<polyline data-series="${line.label}" fill="none" stroke="${line.color}" stroke-width="2"${dash} points="${points}"/>`)
-    const ly = MARGIN.top + 10 + i * 20
-    const lx = MARGIN.left + plotWidth + 40
-    parts.push(`<line x1="${lx}" x2="${lx + 28}" y1="${ly}" y2="${ly}" stroke="${line.color}" stroke-width="2"${dash}/>`,
-      `<text x="${lx + 36}" y="${ly + 4}">${line.label}</text>`)
+    parts.push(...legendEntry(MARGIN.left + plotWidth + 40, MARGIN.top + 10 + i * 20, line.color, dash, line.label))
   })
   parts.push('</svg>')
   return parts.join('\n') + '\n'

@@ -70,13 +70,19 @@ export function renderChart (levels, title, slo) {
         parts.push(`<circle cx="${cx}" cy="${cy}" r="3" fill="${series.color}"/>`)
       }
     }
-    const ly = MARGIN.top + 10 + i * 20
-    const lx = MARGIN.left + plotWidth + 20
-    parts.push(`<line x1="${lx}" x2="${lx + 28}" y1="${ly}" y2="${ly}" stroke="${series.color}" stroke-width="2"${dash}/>`,
-      `<text x="${lx + 36}" y="${ly + 4}">${series.label}</text>`)
+    parts.push(...legendEntry(MARGIN.left + plotWidth + 20, MARGIN.top + 10 + i * 20, series.color, dash, series.label))
   })
   parts.push('</svg>')
   return parts.join('\n') + '\n'
+}
+
+/**
+ * One line of a chart's legend: a stroke in the series' colour and its label.
+ * @param {number} x @param {number} y @param {string} color @param {string} dash the stroke-dasharray attribute, or '' @param {string} label
+ */
+export function legendEntry (x, y, color, dash, label) {
+  return [`<line x1="${x}" x2="${x + 28}" y1="${y}" y2="${y}" stroke="${color}" stroke-width="2"${dash}/>`,
+    `<text x="${x + 36}" y="${y + 4}">${label}</text>`]
 }
 
 /** 1, 2 or 5 times a power of ten, at or above `value`. @param {number} value */
