@@ -7,32 +7,38 @@ const OK = Object.freeze({ ok: /** @type {const} */ (true) })
  * result is sent as `{ ok: true, ...result }` (a handler with nothing to add returns nothing, and the
  * shared OK goes out: no object per update) and any error as `{ ok: false, error: { code, message } }`,
  * exactly once. Unexpected errors are logged and reach the client only as INTERNAL.
+ *
+ * With `optional`, an event without a callback is handled all the same and its refusals counted:
+ * for fire-and-forget events (cursor moves, superseded by the next one), answered only when asked.
  * @param {string} event
  * @param {(payload: any) => Promise<object | void> | object | void} handler
  * @param {object} deps
  * @param {import('../metrics.js').Metrics} deps.metrics
  * @param {import('pino').Logger} deps.logger
  * @param {(event: string, error: import('../protocol.js').ErrorBody) => void} [deps.onRefused] told of every refusal
+ * @param {{ optional?: boolean }} [options]
  * @returns {(...args: any[]) => Promise<void>}
  */
-export function withAck (event, handler, { metrics, logger, onRefused }) {
+export function withAck (event, handler, { metrics, logger, onRefused }, { optional = false } = {}) {
   return async (...args) => {
-    const ack = args[args.length - 1]
-    if (typeof ack !== 'function') {
+    const last = args[args.length - 1]
+    const ack = typeof last === 'function' ? last : null
+    if (!ack && !optional) {
       metrics.refusals.inc({ code: 'BAD_REQUEST', event })
       logger.debug({ event }, 'event without an ACK callback ignored')
       return
     }
+    const payload = ack && args.length === 1 ? undefined : args[0]
     let reply
     try {
-      const result = await handler(args.length > 1 ? args[0] : undefined)
+      const result = await handler(payload)
       reply = result ? { ok: true, ...result } : OK
     } catch (err) {
       if (!(err instanceof AppError)) logger.error({ err, event }, 'event handler failed')
       reply = refusal(event, err, metrics)
       onRefused?.(event, reply.error)
     }
-    ack(reply)
+    ack?.(reply)
   }
 }
 

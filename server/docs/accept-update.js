@@ -1,0 +1,76 @@
+import * as Y from 'yjs'
+import { AppError } from '../errors.js'
+import { checkUpdate } from './update-check.js'
+
+// The durability rules of a document's update, in one place: what an update must be to be taken,
+// and in which order it is checked, applied, sent to the other editors and stored. The transport
+// (realtime/doc-handlers.js) parses, checks membership and rates, then awaits this and replies.
+
+/**
+ * @typedef {object} AcceptDeps
+ * @property {Pick<import('../config.js').Config, 'maxDocBytes' | 'maxDocStructs' | 'maxTypeDepth' | 'rootTypes'>} config
+ * @property {import('./doc-registry.js').DocRegistry} registry
+ * @property {import('pino').Logger} logger
+ */
+
+/**
+ * Takes an update into a document; resolves once it is stored, which is what the ACK means.
+ *
+ * 1. Checked before it touches the document: size, decoding, and that it builds only on what the
+ *    document has. In a shared store, what it builds on may have been stored by another process a
+ *    moment ago (its editors can see an update before this copy reads it): the copy catches up once
+ *    and checks again.
+ * 2. Applied; an update that still fails halfway leaves part of it in memory, so the copy is dropped
+ *    and reloaded from storage.
+ * 3. `applied` runs: the editors in this process get it at once.
+ * 4. Stored, with the updates that arrived meanwhile (group commit). A refused write reloads the
+ *    copy (LiveDoc): it must not hold what storage refused.
+ * @param {import('./live-doc.js').LiveDoc} doc
+ * @param {Uint8Array} update
+ * @param {{ origin: unknown, applied: () => void }} from who sent it, and what to do once it is applied
+ * @param {AcceptDeps} deps
+ */
+export async function acceptUpdate (doc, update, { origin, applied }, { config, registry, logger }) {
+  if (doc.bytes + update.byteLength > config.maxDocBytes) {
+    throw new AppError('TOO_LARGE', `the document would exceed ${config.maxDocBytes} bytes`)
+  }
+  try {
+    checkUpdate(update, doc.ydoc, config)
+  } catch (err) {
+    if (!(err instanceof AppError) || err.code !== 'OUT_OF_SYNC' || !doc.store.shared) throw err
+    await catchUp(doc, logger)
+    checkUpdate(update, doc.ydoc, config)
+  }
+  doc.bytes += update.byteLength
+  try {
+    Y.applyUpdate(doc.ydoc, update, origin)
+  } catch (err) {
+    logger.warn({ err, doc: doc.id }, 'update failed to apply; reloading the document')
+    registry.invalidate(doc.id).catch(evictErr => logger.error({ err: evictErr, doc: doc.id }, 'evict failed'))
+    throw new AppError('INVALID_UPDATE', 'update could not be applied')
+  }
+  // A peer may see an update that storage then refuses: it sends it back when it rejoins the
+  // reloaded document. Other processes learn of it from the store's feed once it is stored.
+  applied()
+  try {
+    await doc.persist(update)
+  } catch (err) {
+    // Storage health logs the failure once per interval.
+    logger.debug({ err, doc: doc.id }, 'update could not be stored')
+    throw new AppError('UNAVAILABLE', 'the update could not be stored; retry')
+  }
+}
+
+/**
+ * Brings a copy up to date with what other processes stored; UNAVAILABLE if storage cannot say.
+ * @param {import('./live-doc.js').LiveDoc} doc
+ * @param {import('pino').Logger} logger
+ */
+export async function catchUp (doc, logger) {
+  try {
+    await doc.catchUp()
+  } catch (err) {
+    logger.warn({ err, doc: doc.id }, 'catch-up failed')
+    throw new AppError('UNAVAILABLE', 'document could not be brought up to date; retry')
+  }
+}

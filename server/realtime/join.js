@@ -1,0 +1,151 @@
+import * as Y from 'yjs'
+import { AppError } from '../errors.js'
+import { CLOSE_REASONS } from '../protocol.js'
+import { catchUp } from '../docs/accept-update.js'
+import { attach, closeMembership, detach, membershipsOf } from './editors.js'
+
+/**
+ * @typedef {import('../docs/live-doc.js').LiveDoc} LiveDoc
+ * @typedef {import('./editors.js').Membership} Membership
+ * @typedef {{ doc: LiveDoc, editors: number, role: string }} Joined
+ */
+
+/**
+ * How one connection joins documents: `join(docId, token)` lets it into a document it has not
+ * joined, or refreshes one it holds, and resolves with the document, the room's editors
+ * cluster-wide and the role granted. The reply (state, state vector, cursors) is the handler's.
+ * @param {import('socket.io').Socket} socket
+ * @param {import('./doc-handlers.js').RealtimeContext} ctx
+ * @param {import('pino').Logger} logger the connection's
+ */
+export function joiner (socket, ctx, logger) {
+  const { registry, sessions, cluster, config, access } = ctx
+  const memberships = membershipsOf(socket)
+  /** Joins of documents not yet held that are still in flight. */
+  let joining = 0
+
+  /**
+   * @param {string} docId
+   * @param {unknown} token the join's own, else the handshake's
+   * @returns {Promise<Joined>}
+   */
+  async function join (docId, token) {
+    const joined = memberships.get(docId)
+    return joined ? rejoin(joined) : admit(docId, token)
+  }
+
+  /**
+   * Joins still in flight count against `maxDocsPerSocket`: concurrent joins would otherwise all
+   * pass the check before any of them is attached.
+   * @param {string} docId
+   * @param {unknown} token
+   */
+  async function admit (docId, token) {
+    if (memberships.size + joining >= config.maxDocsPerSocket) {
+      throw new AppError('RATE_LIMITED', `a connection may hold at most ${config.maxDocsPerSocket} documents`)
+    }
+    joining++
+    try {
+      return await enter(docId, token)
+    } finally {
+      joining--
+    }
+  }
+
+  /**
+   * The token must open the document, the session exist, the document load, the room have space
+   * cluster-wide, and the copy here be current. The socket enters the room before the state it is
+   * sent is read: from then on every update reaches it either in that state or as a broadcast
+   * (both, at worst, which Yjs ignores).
+   * @param {string} docId
+   * @param {unknown} token
+   * @returns {Promise<Joined>}
+   */
+  async function enter (docId, token) {
+    const grant = await access.authorize(token, docId)
+    const session = await sessions.record(docId)
+    const doc = await registry.open(docId)
+    let remote
+    try {
+      const local = doc.sockets.size
+      const [editors] = await cluster.editorCounts([docId])
+      remote = editors - local
+      if (editors >= session.maxEditors) throw roomFull(docId, session.maxEditors)
+      if (!socket.connected) throw new AppError('BAD_REQUEST', 'disconnected while joining')
+    } catch (err) {
+      registry.release(doc)
+      throw err
+    }
+    // A second join of the same document may have raced this one through the awaits above.
+    if (memberships.has(docId)) return rejoin(/** @type {Membership} */ (memberships.get(docId)))
+    attach(socket, doc, grant, registry)
+    // Joins in this process that passed the count above while it was being taken count too.
+    if (remote + doc.sockets.size > session.maxEditors) {
+      detach(socket, docId, registry)
+      throw roomFull(docId, session.maxEditors)
+    }
+    // Seats are counted per connection: without this one token could open them all.
+    if (config.maxConnectionsPerUser !== 0 && grant.user !== null &&
+        connectionsOf(doc, grant.user) > config.maxConnectionsPerUser) {
+      detach(socket, docId, registry)
+      throw new AppError('RATE_LIMITED', `a user may join a document with at most ${config.maxConnectionsPerUser} connections`)
+    }
+    try {
+      // A revocation stored while this join was on its way closed only the sockets attached by
+      // then; from here on it reaches this one too. Asking again covers the time in between.
+      await access.authorize(token, docId)
+      await cluster.docSubscribed(docId)
+      await catchUp(doc, logger)
+    } catch (err) {
+      detach(socket, docId, registry)
+      throw err instanceof AppError ? err : new AppError('UNAVAILABLE', 'could not join the room; retry')
+    }
+    // Closed while joining (deleted, revoked or expired; the socket was sent `doc:closed`).
+    if (memberships.get(docId)?.doc !== doc) throw new AppError('UNAVAILABLE', `${docId} was closed while joining; retry`)
+    logger.debug({ doc: docId, user: grant.user, role: grant.role }, 'joined')
+    return { doc, editors: remote + doc.sockets.size, role: grant.role }
+  }
+
+  /**
+   * A join of a document the socket already holds: fresh state, no second seat, and the end of a
+   * membership whose token has expired.
+   * @param {Membership} membership
+   * @returns {Promise<Joined>}
+   */
+  async function rejoin ({ doc, role, expiresAtMs }) {
+    if (expiresAtMs !== null && Date.now() >= expiresAtMs) {
+      closeMembership(socket, doc.id, registry, CLOSE_REASONS.EXPIRED)
+      throw new AppError('UNAUTHORIZED', 'the token has expired')
+    }
+    await catchUp(doc, logger)
+    const [editors] = await cluster.editorCounts([doc.id])
+    return { doc, editors, role }
+  }
+
+  return join
+}
+
+/** @param {Uint8Array} sv */
+export function checkStateVector (sv) {
+  try {
+    Y.decodeStateVector(sv)
+  } catch {
+    throw new AppError('BAD_REQUEST', '`sv` is not a Yjs state vector')
+  }
+}
+
+/**
+ * The connections in this process that joined `doc` as `user`.
+ * @param {LiveDoc} doc
+ * @param {string} user
+ */
+function connectionsOf (doc, user) {
+  let count = 0
+  for (const socket of doc.sockets) if (membershipsOf(socket).get(doc.id)?.user === user) count++
+  return count
+}
+
+/** @param {string} docId @param {number} maxEditors */
+function roomFull (docId, maxEditors) {
+  return new AppError('ROOM_FULL', `session ${docId} is full (${maxEditors} editors)`)
+}
