@@ -69,6 +69,23 @@ export class LevelGuard {
     }
   }
 
+  /**
+   * Runs one read; rejects UNAVAILABLE while the database is closed for a reopen, so a read refused
+   * then is one more refusal StorageHealth has logged, not an error line per request.
+   * @template T
+   * @param {() => Promise<T>} read
+   * @returns {Promise<T>}
+   */
+  async read (read) {
+    if (this.db.status !== 'open') throw unavailable('storage is reopening; retry')
+    try {
+      return await read()
+    } catch (err) {
+      if (this.db.status !== 'open') throw unavailable('storage is reopening; retry')
+      throw err
+    }
+  }
+
   /** Stops reopening; the database is closed by its owner. */
   close () {
     this.#closed = true
@@ -104,6 +121,6 @@ export class LevelGuard {
   }
 }
 
-function unavailable () {
-  return new AppError('UNAVAILABLE', 'storage is not taking writes; retry')
+function unavailable (message = 'storage is not taking writes; retry') {
+  return new AppError('UNAVAILABLE', message)
 }
