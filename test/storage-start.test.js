@@ -264,10 +264,10 @@ describe('start-up: damaged storage is never served as if whole', () => {
     assert.equal((await api(restarted.url, `/api/sessions/${id}/content`)).status, 404)
   })
 
-  it('answers 503, never other content, for documents a damaged table file holds, and logs the document and the corruption', async (t) => {
+  it('answers 503, never other content, for documents a damaged table file holds, and logs the document and the file', async (t) => {
     const dir = await copyOfData(t)
     const table = await fileEnding(dir, '.ldb')
-    // The first byte of the first block: its compressed length, which LevelDB always checks.
+    // The first byte of the first block: its compressed length, which LevelDB notices on a read.
     await flipByte(table, 0)
     const server = await startChildServer({ DATA_DIR: dir })
     t.after(() => server.stop('SIGKILL'))
@@ -284,8 +284,30 @@ describe('start-up: damaged storage is never served as if whole', () => {
     const line = server.logs.find(entry => entry.level >= 40 && JSON.stringify(entry).includes(ids[0]))
     assert.ok(line, `a line names the document: ${JSON.stringify(server.logs.filter(entry => entry.level >= 40))}`)
     assert.equal(line.err?.code, 'LEVEL_CORRUPTION', JSON.stringify(line))
+    assertNamesTable(server.logs, table)
+  })
+
+  it('names a damaged table file at start even where LevelDB would read the damage as a missing key', async (t) => {
+    const dir = await copyOfData(t)
+    const table = await fileEnding(dir, '.ldb')
+    // Inside a key of the first block: LevelDB, which reads without checking block checksums,
+    // finds no such key and says nothing.
+    const at = (await readFile(table)).indexOf(Buffer.from(ids[0]))
+    assert.ok(at >= 0, 'the key is stored as it is (a Snappy literal)')
+    await flipByte(table, at + 3)
+    const server = await startChildServer({ DATA_DIR: dir })
+    t.after(() => server.stop('SIGKILL'))
+    assertNamesTable(server.logs, table)
   })
 })
+
+/** Asserts one error line names the damaged table file and a damaged block. @param {any[]} logs @param {string} table */
+function assertNamesTable (logs, table) {
+  const line = logs.find(entry => entry.level >= 50 && entry.file === table)
+  assert.ok(line, `a line names ${table}: ${JSON.stringify(logs.filter(entry => entry.level >= 40))}`)
+  assert.match(line.msg, /table file is damaged/)
+  assert.equal(line.damage[0].problem, 'checksum mismatch')
+}
 
 describe('exit codes in the README', () => {
   it('lists every exit code the server uses, and no other', async () => {

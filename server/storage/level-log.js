@@ -66,7 +66,7 @@ export function checkLog (log) {
 }
 
 /** @param {number} masked */
-function unmask (masked) {
+export function unmask (masked) {
   const rot = (masked - 0xa282ead8) >>> 0
   return ((rot >>> 17) | (rot << 15)) >>> 0
 }

@@ -1,6 +1,7 @@
 import { ClassicLevel } from 'classic-level'
 import { StartError } from '../exit-codes.js'
 import { clearStopped, inspectDataDir, markStopped } from './level-dir.js'
+import { logDamagedTables } from './level-tables.js'
 
 /**
  * Opens the embedded LevelDB database that backs sessions and documents when no Redis is configured.
@@ -21,6 +22,9 @@ export async function openLevel (dataDir, logger) {
     await db.close().catch(() => {})
     throw startErrorOf(dataDir, err)
   }
+  // LevelDB reads tables without checking their checksums: a damaged block could read as a missing
+  // session. Named here, at start; the documents in it answer 503 (or are missing) until restored.
+  if (exists) await logDamagedTables(dataDir, logger)
   return db
 }
 
