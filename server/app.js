@@ -29,6 +29,10 @@ import { SessionService } from './sessions/session-service.js'
 import { openBackend } from './storage/backend.js'
 import { StorageHealth } from './storage/storage-health.js'
 
+/** How long a stopping server waits for its connections to close before cutting them: a client
+ * that reads answers the close within a round trip, and a stop must fit PM2's kill_timeout. */
+const CLOSE_GRACE_MS = 1000
+
 /**
  * Builds a Tandem server: Express REST API, Socket.IO realtime and the stores behind them. Touches no
  * environment, signal or port until `listen`; `server/index.js` is the process around it.
@@ -57,6 +61,13 @@ export async function createServer (config, deps = {}) {
   const app = express()
   const httpServer = http.createServer(app)
   const io = createIo(httpServer, { config, corsOrigin, adapter: backend.adapter, logger })
+  // Upgraded (WebSocket) connections leave the HTTP server's books: close() ends them by hand.
+  /** @type {Set<import('node:stream').Duplex>} */
+  const upgraded = new Set()
+  httpServer.on('upgrade', (_req, socket) => {
+    upgraded.add(socket)
+    socket.once('close', () => upgraded.delete(socket))
+  })
   const relayOptions = { awarenessIntervalMs: config.awarenessIntervalMs, fanOutSpacing: config.fanOutSpacing, metrics }
   const registry = new DocRegistry({
     store: backend.docStore,
@@ -140,12 +151,23 @@ export async function createServer (config, deps = {}) {
       closed ??= (async () => {
         closing = true
         stopWatchingConsumers()
-        // io.close() disconnects every socket (each one detaches from its documents) and closes the
-        // HTTP server; idle keep-alive connections would hold that open, so drop them too.
+        // io.close() detaches every socket from its documents at once, then waits for each
+        // connection to close; a client that stopped reading never answers the WebSocket close
+        // frame (ws waits 30 s for it). So documents are flushed meanwhile, and connections still
+        // open after CLOSE_GRACE_MS are cut. Idle keep-alive connections would hold the HTTP
+        // server open too.
         const ioClosed = io.close()
         httpServer.closeIdleConnections()
-        await ioClosed.catch(() => {})
-        await registry.closeAll()
+        const cut = setTimeout(() => {
+          httpServer.closeAllConnections()
+          for (const socket of upgraded) socket.destroy()
+        }, CLOSE_GRACE_MS)
+        try {
+          await registry.closeAll()
+          await ioClosed.catch(() => {})
+        } finally {
+          clearTimeout(cut)
+        }
         cluster.close()
         await backend.close()
       })()

@@ -1,5 +1,6 @@
 import { createServer } from './app.js'
 import { ConfigError, loadConfig, usesRedis } from './config.js'
+import { EXIT_CODES, StartError } from './exit-codes.js'
 import { createLogger } from './logger.js'
 
 // The process around the server: reads the environment, listens, tells PM2 it is ready, and shuts
@@ -16,11 +17,16 @@ try {
 } catch (err) {
   if (!(err instanceof ConfigError)) throw err
   process.stderr.write(`tandem: ${err.message}\n`)
-  process.exit(2)
+  process.exit(EXIT_CODES.CONFIG)
 }
 
 const logger = createLogger(config)
-const server = await createServer(config, { logger })
+const server = await createServer(config, { logger }).catch((err) => {
+  if (!(err instanceof StartError)) throw err
+  // One line an operator can act on, and an exit code a supervisor can tell apart; no stack.
+  logger.fatal({ reason: err.reason, exitCode: err.exitCode, ...err.details }, err.message)
+  process.exit(err.exitCode)
+})
 const { url, port, host } = await server.listen()
 logger.info({ port, host, url, dataDir: config.dataDir }, 'listening')
 process.send?.('ready')
@@ -34,7 +40,7 @@ async function shutdown (signal) {
   logger.info({ signal }, 'shutting down')
   const timer = setTimeout(() => {
     logger.error({ timeoutMs: config.shutdownTimeoutMs }, 'shutdown timed out')
-    process.exit(1)
+    process.exit(EXIT_CODES.FAILED)
   }, config.shutdownTimeoutMs).unref()
   try {
     await server.close()
@@ -43,6 +49,6 @@ async function shutdown (signal) {
     process.exit(0)
   } catch (err) {
     logger.error({ err }, 'shutdown failed')
-    process.exit(1)
+    process.exit(EXIT_CODES.FAILED)
   }
 }

@@ -177,7 +177,9 @@ export class DocRegistry {
     } catch (err) {
       ydoc.destroy()
       this.feed?.unsubscribe(id)
-      this.logger.error({ err, doc: id }, 'document failed to load')
+      // A store that is known to be down says so itself, once per interval (storage-health.js).
+      if (err instanceof AppError && err.code === 'UNAVAILABLE') this.logger.debug({ err: err.message, doc: id }, 'document failed to load')
+      else this.logger.error({ err, doc: id }, 'document failed to load')
       throw new AppError('UNAVAILABLE', 'document could not be loaded; retry later')
     }
     if (this.#deleted.has(id)) {

@@ -34,7 +34,7 @@ export class LevelDocStore {
 
   /** @param {string} docId */
   async load (docId) {
-    const snapshot = await this.docs.get(snapshotKey(docId))
+    const snapshot = await this.guard.read(() => this.docs.get(snapshotKey(docId)))
     const { updates, position } = await this.readSince(docId, null)
     return { updates: snapshot ? [snapshot, ...updates] : updates, position }
   }
@@ -42,7 +42,7 @@ export class LevelDocStore {
   /** @param {string} docId @param {string | null} position the last log key read */
   async readSince (docId, position) {
     const range = logRange(docId)
-    const log = await this.docs.iterator(position ? { ...range, gt: position } : range).all()
+    const log = await this.guard.read(() => this.docs.iterator(position ? { ...range, gt: position } : range).all())
     return {
       updates: log.map(([, update]) => update),
       position: log.length > 0 ? log[log.length - 1][0] : position
@@ -101,7 +101,7 @@ export class LevelDocStore {
 
   /** @param {string} docId */
   async delete (docId) {
-    const keys = await this.docs.keys(logRange(docId)).all()
+    const keys = await this.guard.read(() => this.docs.keys(logRange(docId)).all())
     await this.guard.write(() => this.docs.batch([
       ...keys.map(key => ({ type: /** @type {const} */ ('del'), key })),
       { type: 'del', key: snapshotKey(docId) }
@@ -113,7 +113,7 @@ export class LevelDocStore {
   async #seq (docId) {
     const known = this.#nextSeq.get(docId)
     if (known !== undefined) return known
-    const [lastKey] = await this.docs.keys({ ...logRange(docId), reverse: true, limit: 1 }).all()
+    const [lastKey] = await this.guard.read(() => this.docs.keys({ ...logRange(docId), reverse: true, limit: 1 }).all())
     const next = lastKey ? parseInt(lastKey.slice(-SEQ_WIDTH), 16) + 1 : 0
     this.#nextSeq.set(docId, next)
     return next

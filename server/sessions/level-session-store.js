@@ -47,13 +47,13 @@ export class LevelSessionStore {
 
   /** @param {string} id */
   async get (id) {
-    return this.sessions.get(id)
+    return this.guard.read(() => this.sessions.get(id))
   }
 
   /** @param {{ limit: number, cursor?: string }} page */
   async list ({ limit, cursor }) {
     const range = cursor ? { lt: cursor } : {}
-    const items = await this.sessions.values({ ...range, reverse: true, limit: limit + 1 }).all()
+    const items = await this.guard.read(() => this.sessions.values({ ...range, reverse: true, limit: limit + 1 }).all())
     const more = items.length > limit
     if (more) items.length = limit
     return { items, nextCursor: more ? items[items.length - 1].id : null }
@@ -72,6 +72,6 @@ export class LevelSessionStore {
 
   /** @param {string} id @param {string[]} keys */
   async revocations (id, keys) {
-    return this.revoked.getMany(keys.map(key => `${id}!${key}`))
+    return this.guard.read(() => this.revoked.getMany(keys.map(key => `${id}!${key}`)))
   }
 }

@@ -1,12 +1,13 @@
 import { createAdapter, createShardedAdapter } from '@socket.io/redis-adapter'
 import { usesRedis } from '../config.js'
+import { StartError } from '../exit-codes.js'
 import { LevelDocStore } from '../docs/level-doc-store.js'
 import { RedisDocFeed } from '../docs/redis-doc-feed.js'
 import { RedisDocStore } from '../docs/redis-doc-store.js'
 import { LevelSessionStore } from '../sessions/level-session-store.js'
 import { RedisSessionStore } from '../sessions/redis-session-store.js'
 import { LevelGuard } from './level-guard.js'
-import { openLevel } from './level.js'
+import { closedCleanly, openLevel } from './level.js'
 import { closeRedis, connectRedis, isReady } from './redis.js'
 
 /**
@@ -36,7 +37,7 @@ const SHARDED_PREFIX = 'tandem'
  */
 export async function openBackend (config, logger, health) {
   if (!usesRedis(config)) {
-    const db = await openLevel(config.dataDir)
+    const db = await openLevel(config.dataDir, logger)
     const guard = new LevelGuard(db, { health, logger })
     return {
       storage: 'leveldb',
@@ -45,8 +46,11 @@ export async function openBackend (config, logger, health) {
       sessionStore: new LevelSessionStore(guard, config),
       isReady: () => guard.ready,
       close: async () => {
+        // Only a database that took its last write leaves a log with no record cut short.
+        const clean = guard.ready
         await guard.close()
         await db.close()
+        if (clean) await closedCleanly(config.dataDir, logger)
       }
     }
   }
@@ -93,8 +97,14 @@ async function checkWaitAof (client) {
   const info = await client.info('server')
   const version = /redis_version:(\d+)\.(\d+)/.exec(info)
   if (!version || Number(version[1]) * 100 + Number(version[2]) < 702) {
-    throw new Error(`REDIS_WAITAOF=true needs Redis 7.2 or later; this Redis is ${version ? `${version[1]}.${version[2]}` : 'unknown'}`)
+    throw new StartError('REDIS_UNSUPPORTED', `REDIS_WAITAOF=true needs Redis 7.2 or later (WAITAOF); this Redis is ${version ? `${version[1]}.${version[2]}` : 'of an unknown version'}: upgrade it, or unset REDIS_WAITAOF`, { redis: redisWhere(client) })
   }
+}
+
+/** Where a client is connected, without credentials. @param {import('./redis.js').RedisClient} client */
+function redisWhere (client) {
+  const options = /** @type {any} */ (client).options ?? {}
+  return options.host ? `${options.host}:${options.port}` : 'cluster'
 }
 
 /**

@@ -1,4 +1,5 @@
 import { AppError } from '../errors.js'
+import { logDamagedTables } from './level-tables.js'
 
 // LevelDB keeps taking writes after one fails: a failed append can leave half a record in its log,
 // and it locks itself into an error state only after a failed sync. Records written after the half
@@ -9,6 +10,8 @@ import { AppError } from '../errors.js'
 
 const REOPEN_MIN_MS = 100
 const REOPEN_MAX_MS = 5000
+/** A read LevelDB reports corrupt has the table files checked, at most once a minute. */
+const LOCATE_INTERVAL_MS = 60_000
 
 export class LevelGuard {
   /** @type {unknown} the failure the handle is in, until it reopens */
@@ -20,6 +23,7 @@ export class LevelGuard {
   #reopening = null
   /** @type {{ open: () => Promise<void> }[]} sublevels stay closed when their database reopens */
   #sublevels = []
+  #locatedAt = -Infinity
 
   /**
    * @param {import('classic-level').ClassicLevel<string, Uint8Array>} db
@@ -69,6 +73,32 @@ export class LevelGuard {
     }
   }
 
+  /**
+   * Runs one read; rejects UNAVAILABLE while the database is closed for a reopen, so a read refused
+   * then is one more refusal StorageHealth has logged, not an error line per request.
+   * @template T
+   * @param {() => Promise<T>} read
+   * @returns {Promise<T>}
+   */
+  async read (read) {
+    if (this.db.status !== 'open') throw unavailable('storage is reopening; retry')
+    try {
+      return await read()
+    } catch (err) {
+      if (this.db.status !== 'open') throw unavailable('storage is reopening; retry')
+      if (/** @type {{ code?: unknown }} */ (err)?.code === 'LEVEL_CORRUPTION') this.#locateCorruption()
+      throw err
+    }
+  }
+
+  /** LevelDB's corruption errors do not name a file: the table files are checked to find it. */
+  #locateCorruption () {
+    const now = Date.now()
+    if (now - this.#locatedAt < LOCATE_INTERVAL_MS) return
+    this.#locatedAt = now
+    logDamagedTables(this.db.location, this.logger).catch(err => this.logger.warn({ err: err.message }, 'checking the table files failed'))
+  }
+
   /** Stops reopening; the database is closed by its owner. */
   close () {
     this.#closed = true
@@ -104,6 +134,6 @@ export class LevelGuard {
   }
 }
 
-function unavailable () {
-  return new AppError('UNAVAILABLE', 'storage is not taking writes; retry')
+function unavailable (message = 'storage is not taking writes; retry') {
+  return new AppError('UNAVAILABLE', message)
 }

@@ -1,0 +1,46 @@
+// How the process ends when it cannot start, one code per thing an operator does about it, so a
+// supervisor (PM2, systemd, a container runtime) or a script can tell a full disk from a damaged
+// store without reading the log. The README's "Exit codes" table lists the same codes.
+
+export const EXIT_CODES = Object.freeze({
+  /** a shutdown that failed or outlived SHUTDOWN_TIMEOUT_MS (also Node's own code for a crash) */
+  FAILED: 1,
+  /** an environment variable is invalid */
+  CONFIG: 2,
+  /** DATA_DIR's filesystem is full */
+  STORAGE_FULL: 10,
+  /** the LevelDB files in DATA_DIR are damaged or incomplete */
+  STORAGE_CORRUPT: 11,
+  /** DATA_DIR is not a directory, or not writable (read-only filesystem, permissions) */
+  DATA_DIR_UNUSABLE: 12,
+  /** another process holds DATA_DIR's lock */
+  STORAGE_LOCKED: 13,
+  /** LevelDB failed to open for another reason (an I/O error) */
+  STORAGE_FAILED: 14,
+  /** the Redis server lacks something the configuration asks for */
+  REDIS_UNSUPPORTED: 15
+})
+
+/** @typedef {keyof typeof EXIT_CODES} ExitReason */
+
+/**
+ * Why the server cannot start: logged as one line (what, where, what to do) and turned into the
+ * process's exit code by server/index.js.
+ */
+export class StartError extends Error {
+  /**
+   * @param {ExitReason} reason
+   * @param {string} message what is wrong and what to do about it
+   * @param {Record<string, unknown>} details where (dataDir, file, redis) and the underlying cause
+   */
+  constructor (reason, message, details) {
+    super(message)
+    this.name = 'StartError'
+    this.reason = reason
+    this.details = details
+  }
+
+  get exitCode () {
+    return EXIT_CODES[this.reason]
+  }
+}
