@@ -22,7 +22,7 @@ export class Access {
   /**
    * @param {object} deps
    * @param {import('../config.js').Config} deps.config
-   * @param {import('../sessions/level-session-store.js').SessionStore} deps.store
+   * @param {import('../storage/session-store.js').SessionStore} deps.store
    */
   constructor ({ config, store }) {
     this.store = store

@@ -21,11 +21,11 @@ export class DocRegistry {
 
   /**
    * @param {object} deps
-   * @param {import('./doc-store.js').DocStore} deps.store
+   * @param {import('../storage/doc-store.js').DocStore} deps.store
    * @param {{ docIdleMs: number, compactAfterUpdates: number }} deps.config
    * @param {import('pino').Logger} deps.logger
    * @param {import('../metrics.js').Metrics} deps.metrics
-   * @param {import('./redis-doc-feed.js').RedisDocFeed} [deps.feed] how processes sharing the store
+   * @param {import('../storage/redis-doc-feed.js').RedisDocFeed} [deps.feed] how processes sharing the store
    *   tell each other of writes; a loaded document is subscribed to it
    * @param {(docId: string) => void} [deps.onInvalid] called when a document's memory can no longer
    *   be trusted, before it is dropped: its editors must leave and rejoin

@@ -1,6 +1,6 @@
 import * as Y from 'yjs'
 import { AwarenessStates } from './awareness-states.js'
-import { compareIds } from './stream-ids.js'
+import { compareIds } from '../storage/stream-ids.js'
 
 /** Origin of updates read back from the store, so nothing mistakes them for a client's. */
 export const STORE_ORIGIN = Symbol('store')
@@ -50,13 +50,13 @@ export class LiveDoc {
    * @param {string} id
    * @param {Y.Doc} ydoc
    * @param {object} deps
-   * @param {import('./doc-store.js').DocStore} deps.store
-   * @param {import('./doc-store.js').StoredDoc} deps.stored what the document was loaded from
+   * @param {import('../storage/doc-store.js').DocStore} deps.store
+   * @param {import('../storage/doc-store.js').StoredDoc} deps.stored what the document was loaded from
    * @param {number} deps.compactAfterUpdates
    * @param {(docId: string) => void} deps.onWriteFailed called once, when a write fails
    * @param {(doc: LiveDoc, update: Uint8Array) => void} deps.onRemoteUpdate called with what another
    *   process stored that this copy lacked, to send to this process's editors
-   * @param {import('./redis-doc-feed.js').RedisDocFeed} [deps.feed] where a shared store's writes are published
+   * @param {import('../storage/redis-doc-feed.js').RedisDocFeed} [deps.feed] where a shared store's writes are published
    * @param {import('pino').Logger} deps.logger
    * @param {import('../metrics.js').Metrics} deps.metrics
    */
@@ -115,7 +115,7 @@ export class LiveDoc {
   /**
    * A write another process published: applied when it follows on from `position`, else the log is
    * read from there (a message was missed, or this one was read already).
-   * @param {import('./redis-doc-feed.js').FeedMessage} message
+   * @param {import('../storage/redis-doc-feed.js').FeedMessage} message
    */
   receive ({ prev, last, updates }) {
     if (compareIds(last, /** @type {string} */ (this.position)) <= 0) return

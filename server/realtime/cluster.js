@@ -25,7 +25,7 @@ const CLUSTER_EVENTS = Object.freeze({
  * @param {import('socket.io').Server} io
  * @param {object} deps
  * @param {boolean} deps.enabled whether other processes share the adapter
- * @param {import('../docs/redis-doc-feed.js').RedisDocFeed} [deps.feed] the backend's, when shared
+ * @param {import('../storage/redis-doc-feed.js').RedisDocFeed} [deps.feed] the backend's, when shared
  * @param {import('../docs/doc-registry.js').DocRegistry} deps.registry
  * @param {import('../metrics.js').Metrics} deps.metrics
  * @param {import('pino').Logger} deps.logger

@@ -11,8 +11,8 @@ import { languageOf } from './language-of.js'
 export class SessionService {
   /**
    * @param {object} deps
-   * @param {import('./level-session-store.js').SessionStore} deps.store
-   * @param {import('../docs/doc-store.js').DocStore} deps.docStore
+   * @param {import('../storage/session-store.js').SessionStore} deps.store
+   * @param {import('../storage/doc-store.js').DocStore} deps.docStore
    * @param {import('../docs/doc-registry.js').DocRegistry} deps.registry
    * @param {import('../realtime/cluster.js').Cluster} deps.cluster closes documents and counts
    *   editors across processes
@@ -86,7 +86,7 @@ export class SessionService {
 
   /**
    * The sessions as the API shows them, with their live editor counts.
-   * @param {import('./level-session-store.js').SessionRecord[]} records
+   * @param {import('../storage/session-store.js').SessionRecord[]} records
    */
   async #withEditors (records) {
     const counts = await this.cluster.editorCounts(records.map(record => record.id))
@@ -96,7 +96,7 @@ export class SessionService {
 
 /**
  * A session as the API shows it.
- * @param {import('./level-session-store.js').SessionRecord} record
+ * @param {import('../storage/session-store.js').SessionRecord} record
  * @param {number} editors
  */
 function present ({ id, name, language, maxEditors, createdAt, updatedAt }, editors) {

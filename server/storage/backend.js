@@ -1,11 +1,11 @@
 import { createAdapter, createShardedAdapter } from '@socket.io/redis-adapter'
 import { usesRedis } from '../config.js'
 import { StartError } from '../exit-codes.js'
-import { LevelDocStore } from '../docs/level-doc-store.js'
-import { RedisDocFeed } from '../docs/redis-doc-feed.js'
-import { RedisDocStore } from '../docs/redis-doc-store.js'
-import { LevelSessionStore } from '../sessions/level-session-store.js'
-import { RedisSessionStore } from '../sessions/redis-session-store.js'
+import { LevelDocStore } from './level-doc-store.js'
+import { RedisDocFeed } from './redis-doc-feed.js'
+import { RedisDocStore } from './redis-doc-store.js'
+import { LevelSessionStore } from './level-session-store.js'
+import { RedisSessionStore } from './redis-session-store.js'
 import { LevelGuard } from './level-guard.js'
 import { closedCleanly, openLevel } from './level.js'
 import { closeRedis, connectRedis, isReady } from './redis.js'
@@ -14,12 +14,12 @@ import { closeRedis, connectRedis, isReady } from './redis.js'
  * @typedef {object} Backend
  * @property {string} storage what stores sessions and documents (`leveldb`, `redis`)
  * @property {string} broadcast what carries broadcasts between processes (`memory`, `redis-sharded`, `redis-classic`)
- * @property {import('../docs/doc-store.js').DocStore} docStore
- * @property {import('../sessions/level-session-store.js').SessionStore} sessionStore
+ * @property {import('./doc-store.js').DocStore} docStore
+ * @property {import('./session-store.js').SessionStore} sessionStore
  * @property {any} [adapter] the Socket.IO adapter constructor; absent = the in-memory default
  * @property {import('./redis.js').RedisClient} [limitStore] where per-IP rate limits are counted, so
  *   they hold across processes; absent = in memory
- * @property {import('../docs/redis-doc-feed.js').RedisDocFeed} [feed] how processes sharing Redis
+ * @property {import('./redis-doc-feed.js').RedisDocFeed} [feed] how processes sharing Redis
  *   tell each other of stored writes; absent in one process
  * @property {() => boolean} isReady
  * @property {() => Promise<void>} close

@@ -2,19 +2,19 @@
 // id, which sorts by creation time). Both keys share the hash tag `{sessions}`: on a Redis Cluster
 // they live in one slot, so a create or delete stays one atomic MULTI.
 
-import { execMulti } from '../storage/redis.js'
+import { execMulti } from './redis.js'
 
 const RECORDS = 'tandem:{sessions}:records'
 const ORDER = 'tandem:{sessions}:order'
 /** @param {string} id */
 const revokedKey = id => `tandem:{sessions}:revoked:${id}`
 
-/** @typedef {import('./level-session-store.js').SessionRecord} SessionRecord */
-/** @typedef {import('./level-session-store.js').SessionStore} SessionStore */
+/** @typedef {import('./session-store.js').SessionRecord} SessionRecord */
+/** @typedef {import('./session-store.js').SessionStore} SessionStore */
 
 /** @implements {SessionStore} */
 export class RedisSessionStore {
-  /** @param {import('../storage/redis.js').RedisClient} client */
+  /** @param {import('./redis.js').RedisClient} client */
   constructor (client) {
     this.client = client
   }

@@ -1,5 +1,5 @@
 import { AppError } from '../errors.js'
-import { execMulti } from '../storage/redis.js'
+import { execMulti } from './redis.js'
 import { compareIds } from './stream-ids.js'
 
 // Documents in Redis, after y-redis: per document a Stream (`…:log`) holding the ordered, durable
@@ -59,7 +59,7 @@ export class RedisDocStore {
   shared = true
 
   /**
-   * @param {import('../storage/redis.js').RedisClient} client
+   * @param {import('./redis.js').RedisClient} client
    * @param {{ waitAof: boolean }} options
    */
   constructor (client, { waitAof }) {

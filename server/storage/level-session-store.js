@@ -1,32 +1,13 @@
 // Sessions in the embedded LevelDB, one JSON value per session id. Ids sort by creation time, so a
 // reverse key scan lists newest first and the last id of a page is the cursor of the next.
 
-/**
- * @typedef {object} SessionRecord
- * @property {string} id
- * @property {string} name
- * @property {string} language
- * @property {number} maxEditors
- * @property {string} createdAt ISO time
- * @property {string} updatedAt ISO time
- */
-
-/**
- * @typedef {object} SessionStore
- * @property {(record: SessionRecord) => Promise<void>} put
- * @property {(id: string) => Promise<SessionRecord | undefined>} get
- * @property {(page: { limit: number, cursor?: string }) => Promise<{ items: SessionRecord[], nextCursor: string | null }>} list
- * @property {(id: string) => Promise<void>} delete removes the session and its revocations
- * @property {(id: string, key: string, value: number) => Promise<void>} revoke records a revocation
- *   (`token:<tokenId>` or `user:<name>`) with a time in ms
- * @property {(id: string, keys: string[]) => Promise<(number | undefined)[]>} revocations the times
- *   recorded for `keys`, undefined where none
- */
+/** @typedef {import('./session-store.js').SessionStore} SessionStore */
+/** @typedef {import('./session-store.js').SessionRecord} SessionRecord */
 
 /** @implements {SessionStore} */
 export class LevelSessionStore {
   /**
-   * @param {import('../storage/level-guard.js').LevelGuard} guard the database; every write goes through it
+   * @param {import('./level-guard.js').LevelGuard} guard the database; every write goes through it
    * @param {{ syncWrites: boolean }} options
    */
   constructor (guard, { syncWrites }) {

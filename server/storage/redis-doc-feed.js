@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { decode, encode } from 'notepack.io'
-import { isReady } from '../storage/redis.js'
+import { isReady } from './redis.js'
 
 // How processes that share Redis tell each other of a document's stored updates: each write is
 // published, after it is stored, on the document's own channel, with the stream ids it spans
@@ -29,8 +29,8 @@ export class RedisDocFeed {
 
   /**
    * @param {object} deps
-   * @param {import('../storage/redis.js').RedisClient} deps.publisher
-   * @param {import('../storage/redis.js').RedisClient} deps.subscriber
+   * @param {import('./redis.js').RedisClient} deps.publisher
+   * @param {import('./redis.js').RedisClient} deps.subscriber
    * @param {boolean} deps.sharded SSUBSCRIBE/SPUBLISH (Redis 7) rather than SUBSCRIBE/PUBLISH
    * @param {import('pino').Logger} deps.logger
    */

@@ -21,7 +21,7 @@ export class LevelDocStore {
   #gathering = null
 
   /**
-   * @param {import('../storage/level-guard.js').LevelGuard} guard the database; every write goes through it
+   * @param {import('./level-guard.js').LevelGuard} guard the database; every write goes through it
    * @param {{ syncWrites: boolean }} options
    */
   constructor (guard, { syncWrites }) {

@@ -1,0 +1,25 @@
+// The one interface every session backend implements (level-session-store.js, redis-session-store.js).
+
+/**
+ * @typedef {object} SessionRecord
+ * @property {string} id
+ * @property {string} name
+ * @property {string} language
+ * @property {number} maxEditors
+ * @property {string} createdAt ISO time
+ * @property {string} updatedAt ISO time
+ */
+
+/**
+ * @typedef {object} SessionStore
+ * @property {(record: SessionRecord) => Promise<void>} put
+ * @property {(id: string) => Promise<SessionRecord | undefined>} get
+ * @property {(page: { limit: number, cursor?: string }) => Promise<{ items: SessionRecord[], nextCursor: string | null }>} list
+ * @property {(id: string) => Promise<void>} delete removes the session and its revocations
+ * @property {(id: string, key: string, value: number) => Promise<void>} revoke records a revocation
+ *   (`token:<tokenId>` or `user:<name>`) with a time in ms
+ * @property {(id: string, keys: string[]) => Promise<(number | undefined)[]>} revocations the times
+ *   recorded for `keys`, undefined where none
+ */
+
+export {}
