@@ -74,11 +74,11 @@ describe('the Monaco page (y-monaco) in a real browser', { skip }, () => {
       return true
     }, { timeoutMs: WAIT.timeout, intervalMs: 50, what: 'both pages showing what the server stores' })
 
-    for (const [viewer, other] of [[ada, BOB], [bob, ADA]]) {
+    for (const { viewer, other } of [{ viewer: ada, other: BOB }, { viewer: bob, other: ADA }]) {
       const caret = viewer.locator('.yRemoteSelectionHead')
       await caret.first().waitFor({ state: 'attached', ...WAIT })
       assert.equal(await caret.count(), 1, 'one remote caret')
-      const color = await caret.first().evaluate(element => getComputedStyle(element).borderLeftColor)
+      const color = await caret.first().evaluate(element => window.getComputedStyle(element).borderLeftColor)
       const [r, g, b] = [1, 3, 5].map(i => Number.parseInt(other.color.slice(i, i + 2), 16))
       assert.equal(color, `rgb(${r}, ${g}, ${b})`, 'drawn in the other editor\'s colour')
       assert.deepEqual(await viewer.locator('.presence li').allTextContents(), [viewer === ada ? 'Ada (you)' : 'Bob (you)', other.name])
