@@ -11,7 +11,7 @@ import * as esbuild from 'esbuild'
 import { chromium } from 'playwright-core'
 import { io } from 'socket.io-client'
 import parser from 'socket.io-msgpack-parser'
-import { Awareness, encodeAwarenessUpdate } from 'y-protocols/awareness'
+import { Awareness, applyAwarenessUpdate, encodeAwarenessUpdate } from 'y-protocols/awareness'
 import * as Y from 'yjs'
 import { TestEditor } from './helpers/editor.js'
 import { eventually } from './helpers/eventually.js'
@@ -179,6 +179,18 @@ describe('a client on socket.io-msgpack-parser, the parser Socket.IO documents',
 
       await page.evaluate(() => /** @type {any} */ (window).client.announce('chromium'))
       await eventually(() => editor.received.some(({ event }) => event === 'doc:awareness'), { what: 'the page\'s awareness relayed' })
+      // Awareness the other way, between the page and a Node client on the same parser: each sees the other's name.
+      const node = await msgpackSocket(tandem.url)
+      const nodeDoc = new Y.Doc()
+      const nodeAwareness = new Awareness(nodeDoc)
+      const joined = await node.timeout(5000).emitWithAck('doc:join', { doc: id, sv: Y.encodeStateVector(nodeDoc) })
+      applyAwarenessUpdate(nodeAwareness, new Uint8Array(joined.awareness), 'server')
+      assert.ok([...nodeAwareness.getStates().values()].some(state => state.user?.name === 'chromium'), 'the page\'s state in the join ACK')
+      nodeAwareness.setLocalStateField('user', { name: 'node', color: '#859900' })
+      node.emit('doc:awareness', { doc: id, update: encodeAwarenessUpdate(nodeAwareness, [nodeDoc.clientID]) })
+      await eventually(async () => (await page.evaluate(() => /** @type {any} */ (window).client.names())).includes('node'), { what: 'the page showing the Node client\'s name' })
+      nodeAwareness.destroy()
+      node.close()
 
       assert.deepEqual(await editor.insert(id, 0, '> '), { ok: true })
       await eventually(async () => await page.evaluate(() => /** @type {any} */ (window).client.text()) === '> seed\nfrom Chromium', { what: 'the page applying the editor\'s update' })
