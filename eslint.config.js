@@ -1,5 +1,5 @@
 import neostandard from 'neostandard'
 
 export default [
-  ...neostandard({ ignores: ['node_modules/**', 'data/**', '.tmp/**', 'client/dist/**', 'reports/**'] })
+  ...neostandard({ ignores: ['node_modules/**', 'data/**', '.tmp/**', 'client/dist/**', 'reports/**', 'types/**'] })
 ]

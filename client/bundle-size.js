@@ -1,25 +1,29 @@
+import { existsSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
-import { basename, relative } from 'node:path'
-import { gzipSync } from 'node:zlib'
-
-const ENTRY_FILE = 'app.js'
+import { relative } from 'node:path'
+import { brotliCompressSync, gzipSync } from 'node:zlib'
 
 /**
- * @typedef {{ name: string, bytes: number, gzipBytes: number }} Size
- * @typedef {{ initial: Size[], languages: Size[] }} SizeReport
+ * @typedef {{ name: string, bytes: number, gzipBytes: number, brBytes: number }} Size
+ * @typedef {{ initial: Size[], languages: Size[], monaco: Size[] }} SizeReport
  */
 
 /**
- * What the page costs: the files every visit loads (the HTML, the stylesheet, the entry chunk and
- * the chunks it imports statically) and, for each language package, what an editor of a session
- * in that language loads on top. Sizes are raw, as the server sends them, and gzipped, as a
- * compressing proxy would send them.
+ * What the pages cost: the files every visit of the CodeMirror page loads (the HTML, the
+ * stylesheet, the entry chunk and the chunks it imports statically), for each language package
+ * what an editor of a session in that language loads on top, and what the Monaco page loads.
+ * Sizes are raw, and as the server sends them to a browser that takes brotli or gzip (the copies
+ * client/precompress.js wrote; the HTML, sent as it is, is compressed here for comparison).
  * @param {string} dist the build directory, ending in a slash
- * @param {import('esbuild').Metafile} metafile
+ * @param {import('esbuild').Metafile} metafile of the pages' build
+ * @param {{ entry: string, monaco: string[], style: string }} files URL paths (`/assets/…`) of
+ *   the CodeMirror entry, of the Monaco page's own files, and of the shared stylesheet
  * @returns {Promise<SizeReport>}
  */
-export async function bundleSizes (dist, metafile) {
+export async function bundleSizes (dist, metafile, { entry, monaco, style }) {
   const { outputs } = metafile
+  const pathOf = (/** @type {string} */ url) => `${dist}${url.slice(1)}`
+  const outputOf = (/** @type {string} */ url) => /** @type {string} */ (Object.keys(outputs).find(path => path.endsWith(url)))
   /** Output paths a chunk loads before it runs: itself and its static imports, transitively. @param {string} start */
   const closure = (start) => {
     const paths = new Set([start])
@@ -30,34 +34,41 @@ export async function bundleSizes (dist, metafile) {
     }
     return paths
   }
-  // With code splitting every dynamic import is an entry point too; the page's own is app.js.
-  const entry = Object.keys(outputs).find(path => basename(path) === ENTRY_FILE)
-  if (!entry) throw new Error(`the build has no ${ENTRY_FILE}`)
-  const initial = closure(entry)
-  /** @type {Map<string, Size>} */
-  const files = new Map()
-  const sizeOf = async (/** @type {string} */ path) => {
-    const content = await readFile(path)
-    return { name: relative('.', path), bytes: content.length, gzipBytes: gzipSync(content).length }
-  }
-  for (const path of Object.keys(outputs)) files.set(path, await sizeOf(path))
-
-  const languages = Object.entries(outputs)
-    .filter(([path, { entryPoint }]) => entryPoint && path !== entry)
-    .map(([path, { entryPoint }]) => sum(packageOf(String(entryPoint)), [...closure(path)].filter(p => !initial.has(p)).map(p => /** @type {Size} */ (files.get(p)))))
+  const entryPath = outputOf(entry)
+  const monacoPath = outputOf(monaco[0])
+  const initial = closure(entryPath)
+  const languages = await Promise.all(Object.entries(outputs)
+    .filter(([path, { entryPoint }]) => entryPoint && path !== entryPath && path !== monacoPath && path.endsWith('.js'))
+    .map(async ([path, { entryPoint }]) => sum(packageOf(String(entryPoint)),
+      await Promise.all([...closure(path)].filter(p => !initial.has(p)).map(p => sizeOf(p))))))
   return {
-    initial: [
-      await sizeOf(`${dist}index.html`),
-      await sizeOf(`${dist}assets/style.css`),
-      ...[...initial].map(path => /** @type {Size} */ (files.get(path)))
-    ],
-    languages
+    initial: await Promise.all([`${dist}index.html`, pathOf(style), ...initial].map(path => sizeOf(path))),
+    languages,
+    monaco: await Promise.all([`${dist}monaco.html`, pathOf(style), ...closure(monacoPath), ...monaco.slice(1).map(pathOf)].map(path => sizeOf(path)))
+  }
+}
+
+/** @param {string} path @returns {Promise<Size>} */
+async function sizeOf (path) {
+  const content = await readFile(path)
+  const compressed = async (/** @type {string} */ suffix, /** @type {(buf: Buffer) => Buffer} */ compress) =>
+    existsSync(path + suffix) ? (await readFile(path + suffix)).length : compress(content).length
+  return {
+    name: relative('.', path),
+    bytes: content.length,
+    gzipBytes: await compressed('.gz', gzipSync),
+    brBytes: await compressed('.br', brotliCompressSync)
   }
 }
 
 /** @param {string} name @param {Size[]} sizes @returns {Size} */
-function sum (name, sizes) {
-  return sizes.reduce((total, size) => ({ name, bytes: total.bytes + size.bytes, gzipBytes: total.gzipBytes + size.gzipBytes }), { name, bytes: 0, gzipBytes: 0 })
+export function sum (name, sizes) {
+  return sizes.reduce((total, size) => ({
+    name,
+    bytes: total.bytes + size.bytes,
+    gzipBytes: total.gzipBytes + size.gzipBytes,
+    brBytes: total.brBytes + size.brBytes
+  }), { name, bytes: 0, gzipBytes: 0, brBytes: 0 })
 }
 
 /** `node_modules/@codemirror/lang-go/dist/index.js` → `@codemirror/lang-go`. @param {string} path */
@@ -66,9 +77,11 @@ function packageOf (path) {
 }
 
 /** @param {SizeReport} report */
-export function formatSizes ({ initial, languages }) {
+export function formatSizes ({ initial, languages, monaco }) {
   const kib = (/** @type {number} */ bytes) => `${(bytes / 1024).toFixed(1)} KiB`
-  const line = (/** @type {Size} */ { name, bytes, gzipBytes }) => `  ${name.padEnd(40)} ${kib(bytes).padStart(10)} ${kib(gzipBytes).padStart(10)} gzipped\n`
-  return 'Every page load:\n' + initial.map(line).join('') + line(sum('total', initial)) +
-    'On top, for a session in one language:\n' + languages.map(line).join('')
+  const line = (/** @type {Size} */ { name, bytes, gzipBytes, brBytes }) =>
+    `  ${name.padEnd(44)} ${kib(bytes).padStart(10)} ${kib(gzipBytes).padStart(10)} gzip ${kib(brBytes).padStart(10)} brotli\n`
+  return 'CodeMirror page, every load:\n' + initial.map(line).join('') + line(sum('total', initial)) +
+    'On top, for a session in one language:\n' + languages.map(line).join('') +
+    'Monaco page (/s/:id?editor=monaco), every load:\n' + monaco.map(line).join('') + line(sum('total', monaco))
 }

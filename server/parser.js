@@ -1,10 +1,19 @@
-// The Socket.IO parser Tandem speaks: every packet is one MessagePack message (notepack.io, the
-// encoding the Socket.IO Redis adapter uses too). The default parser sends a packet with binary as a
-// JSON header frame plus one frame per attachment, so each update cost every receiver two WebSocket
-// frames (two writes); here it costs one, encoded once per broadcast. Server, shipped client and
-// load test all import this module: both ends of a connection must speak the same parser.
-// It is imported by browser bundles, so it must stay free of Node-only imports.
-import { decode, encode } from 'notepack.io'
+// The Socket.IO parser Tandem speaks: every packet is one MessagePack message, the format of
+// socket.io-msgpack-parser (the MessagePack parser Socket.IO's documentation names), so any client
+// on that parser, in any language, can talk to Tandem. The default parser sends a packet with binary
+// as a JSON header frame plus one frame per attachment, so each update cost every receiver two
+// WebSocket frames (two writes); here it costs one, encoded once per broadcast.
+//
+// Decoding is socket.io-msgpack-parser's own Decoder, with what it lacks for a server that faces
+// strangers: the bounds walk before anything is decoded (msgpack-bounds.js), and refusal of event
+// names Socket.IO reserves and of maps that are not plain objects. Encoding writes bytes as
+// MessagePack `bin`, which every MessagePack library reads as bytes; socket.io-msgpack-parser's
+// Encoder writes a Uint8Array that is not a Buffer (what Yjs returns) as notepack's ArrayBuffer
+// extension (ext type 0), which only notepack reads as bytes.
+// Server, shipped client and load test all import this module. It is imported by browser bundles,
+// so it must stay free of Node-only imports.
+import { encode } from 'notepack.io'
+import { Decoder as MsgpackDecoder } from 'socket.io-msgpack-parser'
 import { checkMessageBounds } from './msgpack-bounds.js'
 
 /** Socket.IO packet types (socket.io-protocol v5). */
@@ -12,6 +21,8 @@ const CONNECT = 0
 const DISCONNECT = 1
 const CONNECT_ERROR = 4
 const EVENT = 2
+/** MessagePack's `bin 8` prefix. */
+const BIN_8 = 0xc4
 
 // Event names Socket.IO and EventEmitter use themselves (socket.io-parser's list, plus `error`): a
 // client emitting `disconnect` would otherwise run the server's own disconnect handler.
@@ -29,7 +40,7 @@ export class Encoder {
 
 // notepack's Node build encodes any Uint8Array as MessagePack binary; its browser build only an
 // ArrayBuffer (a Uint8Array would become a map of its indices). Tested once, not assumed.
-const VIEWS_ENCODE_AS_BINARY = decode(encode(new Uint8Array([1]))).length === 1
+const VIEWS_ENCODE_AS_BINARY = toBytes(encode(new Uint8Array([1])))[0] === BIN_8
 
 /**
  * A copy of `value` with every byte view replaced by an ArrayBuffer of its bytes.
@@ -55,44 +66,26 @@ function withArrayBuffers (value) {
  * Decodes frames into packets, emitted as `decoded`; a malformed frame throws (Socket.IO then closes
  * the connection). Declared lengths are checked against the frame before anything is decoded.
  */
-export class Decoder {
-  /** @type {((packet: any) => void)[]} */
-  #listeners = []
-
+export class Decoder extends MsgpackDecoder {
   /** @param {unknown} frame */
   add (frame) {
-    const bytes = bytesOf(frame)
-    checkMessageBounds(bytes)
-    const packet = decode(/** @type {any} */ (frame))
+    checkMessageBounds(bytesOf(frame))
+    super.add(frame)
+  }
+
+  /**
+   * Called by `add` on each decoded packet, before it is emitted.
+   * @param {any} packet
+   */
+  checkPacket (packet) {
     checkPacket(packet)
-    for (const listener of this.#listeners) listener(packet)
-  }
-
-  /** @param {string} event @param {(packet: any) => void} listener */
-  on (event, listener) {
-    if (event === 'decoded') this.#listeners.push(listener)
-    return this
-  }
-
-  /** @param {string} event @param {(packet: any) => void} listener */
-  off (event, listener) {
-    if (event === 'decoded') this.#listeners = this.#listeners.filter(other => other !== listener)
-    return this
-  }
-
-  /** @param {string} event @param {(packet: any) => void} listener */
-  removeListener (event, listener) {
-    return this.off(event, listener)
-  }
-
-  destroy () {
-    this.#listeners = []
   }
 }
 
 /**
  * The checks of Socket.IO's default parser: a client's packet reaches no handler unless its shape
- * is right.
+ * is right. socket.io-msgpack-parser makes all but two (the packet must be a plain object; its
+ * event name must not be one Socket.IO reserves); they are all here, so none depends on its version.
  * @param {any} packet
  */
 function checkPacket (packet) {

@@ -94,8 +94,11 @@ describe('package.json', () => {
     assert.deepEqual(lock.packages[''].devDependencies, pkg.devDependencies)
   })
 
-  it('names a Node that can require() the ESM ecosystem.config.js (20.19 or later)', () => {
-    const [major, minor] = /^>=\s*(\d+)\.(\d+)/.exec(pkg.engines.node)?.slice(1).map(Number) ?? []
-    assert.ok(major > 20 || (major === 20 && minor >= 19), `engines.node is ${pkg.engines.node}`)
+  it('names only Nodes that can require() the ESM ecosystem.config.js (20.19+, 22.12+, 23 and later)', () => {
+    for (const range of pkg.engines.node.split('||')) {
+      const [major, minor] = /^\s*(?:>=|\^)\s*(\d+)\.(\d+)/.exec(range)?.slice(1).map(Number) ?? []
+      const canRequireEsm = major >= 23 || (major === 22 && minor >= 12) || (major === 20 && minor >= 19)
+      assert.ok(canRequireEsm, `engines.node is ${pkg.engines.node}: ${range.trim()} allows a Node that cannot`)
+    }
   })
 })

@@ -25,8 +25,11 @@ const dockerignore = read('.dockerignore').split('\n').map(line => line.trim()).
 const run = promisify(execFile)
 
 const READ_BY_SERVER = new Set(ENVIRONMENT.map(({ env }) => env))
-// WORKERS is read by ecosystem.config.js, NODE_ENV by Node's ecosystem (npm, Express).
-const ALLOWED = new Set([...READ_BY_SERVER, 'WORKERS', 'NODE_ENV'])
+// WORKERS is read by ecosystem.config.js, NODE_ENV by Node's ecosystem (npm, Express), NODE_VERSION
+// by Render (which Node it installs).
+const ALLOWED = new Set([...READ_BY_SERVER, 'WORKERS', 'NODE_ENV', 'NODE_VERSION'])
+// The Node LTS that CI runs the suite on besides Node 20 (.ci/run), and that deploys use.
+const LTS_MAJOR = /LTS_MAJOR="\$\{LTS_MAJOR:-(\d+)\}"/.exec(read('.ci/run'))?.[1]
 const APPS = ['app', 'app2']
 const MAX_BODY_BYTES = Number(ENVIRONMENT.find(({ env }) => env === 'MAX_BODY_BYTES')?.default)
 
@@ -201,6 +204,22 @@ describe('deploy/nginx.conf', () => {
     }
   })
 
+  it('compresses what the hosts send uncompressed, and passes their precompressed assets through', () => {
+    const server = nginxBlock(/server\s*\{/).replace(/location[^{]*\{[^}]*\}/g, '')
+    assert.deepEqual(directives(server, 'gzip'), ['on'])
+    assert.deepEqual(directives(server, 'gzip_proxied'), ['any'], 'proxied responses would go uncompressed')
+    assert.match(directives(server, 'gzip_types').join(' '), /application\/json/)
+  })
+
+  it('serves /assets/ from the build with its .gz copies and a year of caching, else from the hosts', () => {
+    const assets = nginxBlock(/location\s+\/assets\/\s*\{/)
+    assert.deepEqual(directives(assets, 'gzip_static'), ['on'])
+    assert.ok(directives(assets, 'add_header').includes('Cache-Control "public, max-age=31536000, immutable"'))
+    const fallback = /@\w+/.exec(directives(assets, 'try_files')[0] ?? '')?.[0]
+    assert.ok(fallback, 'no fallback to the hosts when the build is not beside nginx')
+    assert.deepEqual(directives(nginxBlock(new RegExp(`location\\s+${fallback}\\s*\\{`)), 'proxy_pass'), [`http://${upstreamName}`])
+  })
+
   it('accepts request bodies as large as the server does', () => {
     const limit = directives(nginx, 'client_max_body_size')[0] ?? '1m'
     assert.ok(bytes(limit) >= MAX_BODY_BYTES, `client_max_body_size ${limit} < MAX_BODY_BYTES ${MAX_BODY_BYTES}`)
@@ -217,6 +236,11 @@ describe('render.yaml', () => {
     assert.match(web.buildCommand, /npm run build/)
     assertStartsPm2Runtime(web.startCommand)
     assert.equal(web.healthCheckPath, '/api/health')
+  })
+
+  it('runs on the Node LTS that CI tests, which package.json engines allow', () => {
+    assert.equal(envOfRender(web).NODE_VERSION, LTS_MAJOR)
+    for (const major of ['20', LTS_MAJOR]) assert.match(pkg.engines.node, new RegExp(`\\^${major}\\.|>=\\s*${major}\\.`), `engines leave out Node ${major}`)
   })
 
   it('takes REDIS_URL from the Key Value instance\'s connection string', () => {
@@ -252,9 +276,10 @@ describe('environment of the deploy files', () => {
 })
 
 describe('Dockerfile', () => {
-  it('builds on Node 20, bundles the client and drops dev dependencies', () => {
+  it('builds on the Node LTS that CI tests, bundles the client and drops dev dependencies', () => {
+    assert.ok(LTS_MAJOR, '.ci/run names no LTS_MAJOR')
     const stages = dockerfile.filter(([op]) => op === 'FROM').map(([, args]) => args)
-    assert.ok(stages.length > 0 && stages.every(image => /^node:20\b/.test(image)), `not Node 20: ${stages}`)
+    assert.ok(stages.length > 0 && stages.every(image => new RegExp(`^node:${LTS_MAJOR}\\b`).test(image)), `not Node ${LTS_MAJOR}: ${stages}`)
     const runs = dockerfile.filter(([op]) => op === 'RUN').map(([, args]) => args).join(' && ')
     for (const step of [/npm ci/, /npm run build/, /npm prune --omit=dev/]) assert.match(runs, step)
     // The image keeps dependencies only: pm2-runtime must be one of them.

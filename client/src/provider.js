@@ -139,6 +139,30 @@ export class SocketIOProvider extends ObservableV2 {
     return this.#pending.size
   }
 
+  /** Whether any local update is not stored yet (Hocuspocus's `hasUnsyncedChanges`). */
+  get hasUnsyncedChanges () {
+    return this.#pending.size > 0
+  }
+
+  /**
+   * Whether the provider means to be joined: true from `connect()` (or the constructor, unless
+   * `connect: false`) until `disconnect()` or `destroy()`; it reconnects and rejoins meanwhile.
+   * y-websocket's `shouldConnect`.
+   */
+  get shouldConnect () {
+    return this.#shouldConnect
+  }
+
+  /** Whether the document is joined: y-websocket's `wsconnected`, here `status === 'connected'`. */
+  get wsconnected () {
+    return this.#status === STATUS.CONNECTED
+  }
+
+  /** Whether the provider is (re)connecting or (re)joining: y-websocket's `wsconnecting`. */
+  get wsconnecting () {
+    return this.#status === STATUS.CONNECTING
+  }
+
   /**
    * The TOO_LARGE refusal that holds this provider's edits back, or null. Tell the user: nothing
    * typed since is stored until the server accepts the refused update.

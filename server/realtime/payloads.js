@@ -20,7 +20,11 @@ export function docIdOf (payload) {
 }
 
 /**
- * A binary field (MessagePack binary, decoded as a Buffer), at most `maxBytes` long.
+ * A binary field, at most `maxBytes` long. A MessagePack Socket.IO client sends bytes in one of two
+ * forms, and both are taken: MessagePack `bin` (what Tandem's parser writes, and any MessagePack
+ * library writes for a byte array; decoded as a Buffer), and notepack.io's ArrayBuffer extension
+ * (ext type 0; socket.io-msgpack-parser writes it on Node for a Uint8Array that is not a Buffer,
+ * such as what Yjs returns; decoded as an ArrayBuffer).
  * @param {any} payload an object already checked by `docIdOf`
  * @param {string} field
  * @param {number} maxBytes
@@ -28,13 +32,36 @@ export function docIdOf (payload) {
  */
 export function binaryOf (payload, field, maxBytes) {
   const value = Object.hasOwn(payload, field) ? payload[field] : undefined
-  if (!isBytes(value)) {
-    throw new AppError('BAD_REQUEST', `\`${field}\` must be binary (a Uint8Array)`)
+  const bytes = isBytes(value) ? value : value instanceof ArrayBuffer ? new Uint8Array(value) : null
+  if (!bytes) {
+    throw new AppError('BAD_REQUEST', `\`${field}\` must be binary (MessagePack bin, or ext type 0); got ${describeValue(value)}`)
   }
-  if (value.byteLength > maxBytes) {
-    throw new AppError('TOO_LARGE', `\`${field}\` is ${value.byteLength} bytes; the limit is ${maxBytes}`)
+  if (bytes.byteLength > maxBytes) {
+    throw new AppError('TOO_LARGE', `\`${field}\` is ${bytes.byteLength} bytes; the limit is ${maxBytes}`)
   }
-  return value
+  return bytes
+}
+
+/**
+ * What a decoded value is, in MessagePack's terms, for a refusal: a client whose library encodes
+ * bytes some other way learns what the server received.
+ * @param {unknown} value
+ */
+function describeValue (value) {
+  if (value === undefined) return 'nothing'
+  if (value === null) return 'nil'
+  if (typeof value === 'string') return `a string of ${value.length} characters`
+  if (typeof value === 'number' || typeof value === 'boolean') return `a ${typeof value}`
+  if (Array.isArray(value)) {
+    // notepack decodes an extension other than type 0 as [type, bytes].
+    if (value.length === 2 && Number.isInteger(value[0]) && isBytes(value[1])) return `ext type ${value[0]}`
+    return `an array of ${value.length} items`
+  }
+  if (value instanceof Date) return 'a timestamp'
+  // A Uint8Array a client library encoded as an object of its indices (notepack's browser build does
+  // that to any typed array).
+  if (isPlainObject(value)) return `a map of ${Object.keys(value).length} keys`
+  return 'a value of another kind'
 }
 
 // A MessagePack map with a `__proto__` key decodes to an object whose prototype is whatever that key
