@@ -1,15 +1,13 @@
 import assert from 'node:assert/strict'
-import { execFile, spawn } from 'node:child_process'
+import { execFile } from 'node:child_process'
 import { once } from 'node:events'
 import { cp, open, readdir, readFile, rm, stat, truncate, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { createInterface } from 'node:readline'
 import { after, before, describe, it } from 'node:test'
-import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { EXIT_CODES } from '../server/exit-codes.js'
 import { STOPPED_FILE } from '../server/storage/level-dir.js'
-import { startChildServer } from './helpers/child-server.js'
+import { spawnServer, startChildServer } from './helpers/child-server.js'
 import { tableAfter } from './helpers/markdown.js'
 import { deferrals, missing } from './helpers/processes.js'
 import { startRedis } from './helpers/redis.js'
@@ -21,7 +19,6 @@ import { mountSmallDisk, smallDiskUnavailable } from './helpers/small-disk.js'
 // it acknowledged. Every case runs `node server/index.js` on a real LevelDB directory made by a real
 // server and then damaged the way disks and people damage them.
 
-const ENTRY = fileURLToPath(new URL('../server/index.js', import.meta.url))
 const run = promisify(execFile)
 
 /**
@@ -30,22 +27,13 @@ const run = promisify(execFile)
  * @param {Record<string, string>} env
  */
 async function startRefused (env) {
-  const child = spawn(process.execPath, [ENTRY], {
-    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
-    stdio: ['ignore', 'pipe', 'pipe']
-  })
-  /** @type {any[]} */
-  const logs = []
-  let stderr = ''
-  child.stderr.on('data', chunk => { stderr += chunk })
-  const lines = createInterface({ input: child.stdout })
-  lines.on('line', line => logs.push(JSON.parse(line)))
+  const { child, logs, output, lines } = spawnServer(env)
   const read = once(lines, 'close')
   const timer = setTimeout(() => child.kill('SIGKILL'), 20_000)
   const [[code]] = await Promise.all([once(child, 'exit'), read])
   clearTimeout(timer)
   assert.ok(!logs.some(entry => entry.msg === 'listening'), 'the server listened')
-  return { code, logs, stderr, errors: logs.filter(entry => entry.level >= 50) }
+  return { code, logs, stderr: output.stderr, errors: logs.filter(entry => entry.level >= 50) }
 }
 
 /**

@@ -6,27 +6,37 @@ import { fileURLToPath } from 'node:url'
 const ENTRY = fileURLToPath(new URL('../../server/index.js', import.meta.url))
 
 /**
- * Runs `node server/index.js` as a child process, the way users start it, and resolves once it logs
- * that it listens.
+ * Runs `node server/index.js` as a child process, the way users start it: its JSON log lines
+ * parsed as they come (`lines` emits each), its stderr kept.
  * @param {Record<string, string>} env
  */
-export async function startChildServer (env) {
+export function spawnServer (env) {
   const child = spawn(process.execPath, [ENTRY], {
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe']
   })
   /** @type {any[]} */
   const logs = []
-  let stderr = ''
-  child.stderr.on('data', chunk => { stderr += chunk })
+  const output = { stderr: '' }
+  child.stderr.on('data', chunk => { output.stderr += chunk })
+  const lines = createInterface({ input: child.stdout })
+  lines.on('line', line => logs.push(JSON.parse(line)))
+  return { child, logs, output, lines }
+}
+
+/**
+ * Runs the server as users do and resolves once it logs that it listens.
+ * @param {Record<string, string>} env
+ */
+export async function startChildServer (env) {
+  const { child, logs, output, lines } = spawnServer(env)
   const exited = once(child, 'exit').then(([code, signal]) => ({ code, signal }))
   const url = await new Promise((resolve, reject) => {
-    createInterface({ input: child.stdout }).on('line', line => {
-      const entry = JSON.parse(line)
-      logs.push(entry)
+    lines.on('line', () => {
+      const entry = logs[logs.length - 1]
       if (entry.msg === 'listening') resolve(entry.url)
     })
-    exited.then(({ code }) => reject(new Error(`server exited (${code}) before listening: ${stderr}`)))
+    exited.then(({ code }) => reject(new Error(`server exited (${code}) before listening: ${output.stderr}`)))
   })
   return {
     url: /** @type {string} */ (url),
