@@ -22,15 +22,16 @@ import { checkUpdate } from './update-check.js'
  *    and checks again.
  * 2. Applied; an update that still fails halfway leaves part of it in memory, so the copy is dropped
  *    and reloaded from storage.
- * 3. `applied` runs: the editors in this process get it at once.
+ * 3. The editors in this process get it at once (`relay`, from everyone but the sender).
  * 4. Stored, with the updates that arrived meanwhile (group commit). A refused write reloads the
  *    copy (LiveDoc): it must not hold what storage refused.
  * @param {import('./live-doc.js').LiveDoc} doc
  * @param {Uint8Array} update
- * @param {{ origin: unknown, applied: () => void }} from who sent it, and what to do once it is applied
+ * @param {import('socket.io').Socket} sender the applying transaction's origin, left out of the relay
+ * @param {{ update: (update: Uint8Array, sender: import('socket.io').Socket) => void }} relay the document's room in this process
  * @param {AcceptDeps} deps
  */
-export async function acceptUpdate (doc, update, { origin, applied }, { config, registry, logger }) {
+export async function acceptUpdate (doc, update, sender, relay, { config, registry, logger }) {
   if (doc.bytes + update.byteLength > config.maxDocBytes) {
     throw new AppError('TOO_LARGE', `the document would exceed ${config.maxDocBytes} bytes`)
   }
@@ -43,7 +44,7 @@ export async function acceptUpdate (doc, update, { origin, applied }, { config, 
   }
   doc.bytes += update.byteLength
   try {
-    Y.applyUpdate(doc.ydoc, update, origin)
+    Y.applyUpdate(doc.ydoc, update, sender)
   } catch (err) {
     logger.warn({ err, doc: doc.id }, 'update failed to apply; reloading the document')
     registry.invalidate(doc.id).catch(evictErr => logger.error({ err: evictErr, doc: doc.id }, 'evict failed'))
@@ -51,7 +52,7 @@ export async function acceptUpdate (doc, update, { origin, applied }, { config, 
   }
   // A peer may see an update that storage then refuses: it sends it back when it rejoins the
   // reloaded document. Other processes learn of it from the store's feed once it is stored.
-  applied()
+  relay.update(update, sender)
   try {
     await doc.persist(update)
   } catch (err) {

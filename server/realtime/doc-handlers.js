@@ -95,8 +95,7 @@ export function registerDocHandlers (socket, ctx) {
     rates.updates.take()
     rates.bytes.take(update.byteLength)
     const { doc } = membership
-    const applied = () => relayOf(doc, socket.nsp, relayOptions).update(update, socket)
-    await acceptUpdate(doc, update, { origin: socket, applied }, acceptDeps)
+    await acceptUpdate(doc, update, socket, relayOf(doc, socket.nsp, relayOptions), acceptDeps)
     metrics.updatesApplied.inc()
     metrics.updateBytes.inc(update.byteLength)
     metrics.updateDuration.observe((performance.now() - received) / 1000)
