@@ -19,18 +19,20 @@ export const SLOPE_FROM_MS = 5 * MINUTE
  * @property {number} heapUsedBytes nodejs_heap_size_used_bytes
  * @property {number} documents tandem_documents_loaded
  * @property {number} editors tandem_editors
+ * @property {number} cycle the soak's cycle (0 before the first)
  */
 
 /**
  * One sample from a /metrics scrape.
  * @param {import('./prometheus.js').Sample[]} samples
- * @param {{ seconds: number, phase: string }} at
+ * @param {{ seconds: number, phase: string, cycle: number }} at
  * @returns {MemorySample}
  */
-export function memorySample (samples, { seconds, phase }) {
+export function memorySample (samples, { seconds, phase, cycle }) {
   return {
     seconds,
     phase,
+    cycle,
     rssBytes: sum(samples, 'process_resident_memory_bytes'),
     heapUsedBytes: sum(samples, 'nodejs_heap_size_used_bytes'),
     documents: sum(samples, 'tandem_documents_loaded'),
@@ -43,16 +45,15 @@ const EDITING = new Set(['warm-up', 'measuring'])
 
 /**
  * @param {MemorySample[]} series in time order
- * @param {{ soakMs: number }} settings
+ * @param {{ soakMs: number, cycleMs?: number }} settings
  */
-export function summarizeSoak (series, { soakMs }) {
+export function summarizeSoak (series, { soakMs, cycleMs = soakMs }) {
   const idle = series.filter(s => s.phase === 'idle')
   const baseline = idle.at(-1) ?? null
   const editing = series.filter(s => EDITING.has(s.phase))
   const slopeFromMs = Math.min(SLOPE_FROM_MS, soakMs / 2)
   const first = editing[0]
-  const from = first ? editing.find(s => (s.seconds - first.seconds) * 1000 >= slopeFromMs) ?? null : null
-  const to = editing.at(-1) ?? null
+  const { from, to } = first ? growthPoints(editing, first, slopeFromMs, cycleMs) : { from: null, to: null }
   const after = series.filter(s => s.phase === 'unloaded').at(-1) ?? null
   const peak = series.reduce((most, s) => Math.max(most, s.documents), 0)
   return {
@@ -86,6 +87,26 @@ export function summarizeSoak (series, { soakMs }) {
         }
       : null
   }
+}
+
+/**
+ * The two samples growth is measured between. In a soak held in one cycle: from `slopeFromMs` into the
+ * editing to its end. With rooms that turn over, the same point of their life must be compared
+ * (memory rises through a cycle and falls when its documents go): the last sample of the first cycle
+ * in which `slopeFromMs` falls, and the last sample of the last cycle.
+ * @param {MemorySample[]} editing
+ * @param {MemorySample} first
+ * @param {number} slopeFromMs
+ * @param {number} cycleMs
+ */
+function growthPoints (editing, first, slopeFromMs, cycleMs) {
+  const intoEditingMs = (/** @type {MemorySample} */ s) => (s.seconds - first.seconds) * 1000
+  const cycleEnds = editing.filter((s, i) => editing[i + 1]?.cycle !== s.cycle)
+  if (cycleEnds.length > 1) {
+    const fromCycle = Math.min(cycleEnds.length - 2, Math.max(0, Math.ceil(slopeFromMs / cycleMs) - 1))
+    return { from: cycleEnds[fromCycle], to: cycleEnds.at(-1) ?? null }
+  }
+  return { from: editing.find(s => intoEditingMs(s) >= slopeFromMs) ?? null, to: editing.at(-1) ?? null }
 }
 
 /** @param {number} from @param {number} to */

@@ -41,6 +41,7 @@ const HELP_COLUMNS = 100
  * @property {boolean} allowRemote allow a --url that is not loopback. Default false.
  * @property {number | null} soakMs soak mode: one level held this long while the server's memory is
  *   sampled, then every editor leaves and the documents unload. Default none (a sweep).
+ * @property {number} soakCycleMs how long a soak's rooms live before new ones take their place. Default 5 min.
  * @property {number} soakSampleMs time between two memory samples of a soak. Default 5 s.
  * @property {number} soakUnloadWaitMs longest wait, after a soak, for the documents to unload. Default 2 min.
  * @property {number} soakSettleMs how long a soak keeps sampling once the documents unloaded. Default 1 min
@@ -85,7 +86,8 @@ export const OPTION_SPECS = [
   { key: 'token', arg: 'TOKEN', parse: nonEmpty, help: 'Sent as the Socket.IO handshake\'s `auth: { token }`.' },
   { key: 'metricsToken', arg: 'TOKEN', parse: nonEmpty, help: 'Sent as `Authorization: Bearer TOKEN` on /metrics scrapes (the server\'s METRICS_TOKEN).' },
   { key: 'allowRemote', help: 'Allow a --url that is not on this machine.' },
-  { key: 'soakMs', arg: 'TIME', parse: duration({ min: 10 * SECOND, max: 24 * 3600 * SECOND }), help: `Soak mode: one level of --editors (default ${SOAK_EDITORS}) held this long (e.g. 30m) while the server's RSS, heap and loaded documents are sampled from /metrics; then every editor leaves and the documents unload. The report adds the series, the growth from minute 5 to the end, and the return to the idle baseline.` },
+  { key: 'soakMs', arg: 'TIME', parse: duration({ min: 10 * SECOND, max: 24 * 3600 * SECOND }), help: `Soak mode: one level of --editors (default ${SOAK_EDITORS}) held this long (e.g. 30m), in rooms renewed every --soak-cycle, while the server's RSS, heap and loaded documents are sampled from /metrics; then every editor leaves and the documents unload. The report adds the series, the growth from minute 5 to the end, and the return to the idle baseline.` },
+  { key: 'soakCycleMs', arg: 'TIME', default: '5m', parse: duration({ min: 5 * SECOND, max: 24 * 3600 * SECOND }), help: 'How long a soak\'s rooms live: at the end of each cycle their editors leave, their sessions are deleted and new rooms take their place, as on a server where sessions begin and end (a document keeps its history, so one edited for the whole soak only grows). A cycle as long as the soak holds the same rooms throughout.' },
   { key: 'soakSampleMs', arg: 'TIME', default: '5s', parse: duration({ min: 100, max: 600 * SECOND }), help: 'Time between two memory samples of a soak.' },
   { key: 'soakUnloadWaitMs', arg: 'TIME', default: '2m', parse: duration({ min: 0, max: 3600 * SECOND }), help: 'Longest wait after a soak for the documents to unload (the server\'s DOC_IDLE_MS, 30 s by default, after the last editor left).' },
   { key: 'soakSettleMs', arg: 'TIME', default: '1m', parse: duration({ min: 0, max: 3600 * SECOND }), help: 'How long a soak keeps sampling once the documents unloaded, for the heap to be collected; its last sample is compared with the idle baseline.' },

@@ -60,7 +60,7 @@ export async function runLoadTest (options, hooks, argv) {
     if (options.soakMs !== null) {
       const result = await runSoak({ options, target, onProgress: hooks.onProgress, serverProcesses: spawned?.pids ?? [] })
       soak = result.soak
-      addLevel(result.level)
+      for (const level of result.levels) addLevel(level)
     } else {
       for (const editors of options.editors) {
         addLevel(await runLevel({ options, target, trace, onProgress: hooks.onProgress, serverProcesses: spawned?.pids ?? [] }, editors))

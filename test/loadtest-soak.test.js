@@ -81,3 +81,51 @@ describe('npm run loadtest --soak', () => {
     for (const series of ['RSS (MB)', 'heap used (MB)', 'documents (right)']) assert.match(svg, new RegExp(`<polyline data-series="${series.replace(/[()]/g, '\\$&')}"`))
   })
 })
+
+describe('npm run loadtest --soak with rooms that turn over (--soak-cycle)', () => {
+  /** @type {Awaited<ReturnType<typeof startServer>>} */
+  let server
+  /** @type {Awaited<ReturnType<typeof tempDataDir>>} */
+  let out
+  /** @type {any} */
+  let report
+
+  before(async () => {
+    out = await tempDataDir()
+    server = await startServer({ docIdleMs: 500, maxConnectionsPerIp: 0, connectionsPerMinute: 0, joinsPerMinute: 0 })
+    const { stdout } = await run(process.execPath, [CLI, '--url', server.url, '--soak', '16s', '--soak-cycle', '8s', '--soak-sample', '1s',
+      '--editors', '10', '--warmup', '0', '--soak-unload-wait', '20s', '--soak-settle', '1s', '--json', '--out', out.dir], { timeout: 90000 })
+    report = JSON.parse(stdout)
+  })
+
+  after(async () => {
+    await server.close()
+    await out.remove()
+  })
+
+  it('runs one level per cycle in new rooms, deleting the last cycle\'s before the next opens', async () => {
+    assert.equal(report.soak.cycles, 2)
+    assert.equal(report.levels.length, 2)
+    for (const level of report.levels) {
+      assert.equal(level.editors, 10)
+      assert.equal(level.convergence.converged, true)
+      assert.ok(level.updates.sent > 0)
+      assert.equal(level.updates.acked, level.updates.sent)
+    }
+    const cycles = new Set(report.soak.series.filter((/** @type {any} */ s) => s.phase === 'measuring').map((/** @type {any} */ s) => s.cycle))
+    assert.deepEqual([...cycles], [1, 2])
+    // Two rooms at a time: the first cycle's documents went with their sessions.
+    assert.equal(report.soak.peak.documents, 2)
+    const sessions = await (await fetch(`${server.url}/api/sessions`)).json()
+    assert.equal(sessions.sessions?.length ?? sessions.length, 0, 'every cycle\'s sessions deleted')
+  })
+
+  it('measures growth between the ends of two cycles, the same point of the rooms\' life', () => {
+    const { series, slope } = report.soak
+    const editing = series.filter((/** @type {any} */ s) => ['warm-up', 'measuring'].includes(s.phase))
+    const endOf = (/** @type {number} */ cycle) => editing.filter((/** @type {any} */ s) => s.cycle === cycle).at(-1)
+    assert.equal(slope.fromSeconds, endOf(1).seconds)
+    assert.equal(slope.toSeconds, endOf(2).seconds)
+    assert.equal(slope.rssPercent, (endOf(2).rssBytes - endOf(1).rssBytes) / endOf(1).rssBytes * 100)
+  })
+})

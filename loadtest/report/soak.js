@@ -20,8 +20,11 @@ const mb = bytes => formatNumber(bytes / MB, 1)
 /** @param {import('../soak.js').SoakResult} soak */
 export function soakMarkdown (soak) {
   const { slope, unload, baseline } = soak
+  const turnover = soak.cycles > 1
+    ? `Rooms renewed every ${formatNumber(soak.cycleSeconds / 60, 1)} min (${soak.cycles} cycles); growth compares the ends of cycles. `
+    : ''
   const growth = slope
-    ? `From minute ${formatNumber(slope.fromMinute, 1)} of the editing to its end, RSS grew ${signed(slope.rssPercent)} ` +
+    ? `${turnover}From minute ${formatNumber(slope.fromMinute, 1)} of the editing to its end, RSS grew ${signed(slope.rssPercent)} ` +
       `(${formatNumber(slope.rssBytesPerHour / MB, 1)} MB/hour) and the heap ${signed(slope.heapPercent)}.`
     : 'Too few samples while editing to measure growth.'
   const back = unload && baseline
@@ -35,8 +38,8 @@ export function soakMarkdown (soak) {
     `## Soak (${formatNumber(soak.durationSeconds / 60, 1)} min, a sample every ${soak.sampleSeconds} s)`,
     `${growth} ${back} Peak: RSS ${mb(soak.peak.rssBytes)} MB, heap ${mb(soak.peak.heapUsedBytes)} MB, ${soak.peak.documents} documents loaded.`,
     '![RSS, heap and loaded documents over the soak](soak.svg)',
-    table(['Time (s)', 'Phase', 'RSS (MB)', 'Heap used (MB)', 'Documents loaded', 'Editors'],
-      rows.map(s => [formatNumber(s.seconds, 0), s.phase, mb(s.rssBytes), mb(s.heapUsedBytes), s.documents, s.editors]))
+    table(['Time (s)', 'Cycle', 'Phase', 'RSS (MB)', 'Heap used (MB)', 'Documents loaded', 'Editors'],
+      rows.map(s => [formatNumber(s.seconds, 0), s.cycle || '–', s.phase, mb(s.rssBytes), mb(s.heapUsedBytes), s.documents, s.editors]))
   ].join('\n\n')
 }
 
