@@ -7,10 +7,10 @@
 import { TandemApi } from '../api.js'
 import { runLevel } from '../level.js'
 import { describeMachine } from '../machine.js'
-import { OptionError, parseOptions } from '../options.js'
+import { OptionError, defaultOptions } from '../options.js'
 import { createProgress } from '../progress.js'
 import { formatMs, formatNumber, formatPercent } from '../report/format.js'
-import { table } from '../report/markdown.js'
+import { table } from '../report/table.js'
 import { spawnServer } from '../spawn.js'
 import { tandemTarget } from '../target.js'
 import { NOTE_WAIT_MS, waitForQuiet } from './quiet.js'
@@ -85,15 +85,26 @@ async function measure (configuration, options, hooks) {
 }
 
 /**
- * The load test's options for the level: no cursors, no REST, no trace.
+ * The load test's options for the level, the workload's already validated by the bench's own
+ * table: no cursors, no REST, no trace.
  * @param {Readonly<import('./scale-options.js').ScaleBenchOptions>} options
+ * @returns {Readonly<import('../options.js').Options>}
  */
 function levelOptions (options) {
-  return parseOptions([
-    '--editors', String(options.editors), '--per-room', String(options.perRoom), '--rate', String(options.rate), '--payload', String(options.payload),
-    '--duration', `${options.durationMs}ms`, '--warmup', `${options.warmupMs}ms`, '--ack-timeout', `${options.ackTimeoutMs}ms`,
-    '--awareness-rate', '0', '--workers', options.threads === 0 ? 'auto' : String(options.threads), '--rest-duration', '0'
-  ])
+  const { editors, perRoom, rate, payload, durationMs, warmupMs, ackTimeoutMs, threads } = options
+  return Object.freeze({
+    ...defaultOptions(),
+    editors: [editors],
+    perRoom,
+    rate,
+    payload,
+    durationMs,
+    warmupMs,
+    ackTimeoutMs,
+    workers: threads,
+    awarenessRate: 0,
+    restDurationMs: 0
+  })
 }
 
 /** What the bench keeps of a level (null figures when it failed). @param {import('../level-result.js').LevelResult | null} level */

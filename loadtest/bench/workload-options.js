@@ -1,6 +1,6 @@
 import { duration, integer, number } from '../values.js'
 
-// The workload options the benches share (bench/peers.js, bench/scale.js): one table of flags, so
+// The workload options the benches share (bench/scale.js, peers/run.js): one table of flags, so
 // both read and document them alike.
 
 const SECOND = 1000
