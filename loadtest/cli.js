@@ -35,27 +35,22 @@ const hooks = {
     `${level.convergence.converged ? 'converged' : 'DIVERGED'}, SLOs ${level.slo.pass ? 'met' : 'missed'}`)
 }
 try {
+  const reports = []
+  const dirs = []
+  for (let run = 1; run <= options.runs; run++) {
+    if (options.runs > 1) progress.note(`Run ${run} of ${options.runs}`)
+    reports.push(await runLoadTest(options, hooks, argv))
+    dirs.push((await writeReport(reports[reports.length - 1], options.out)).dir)
+  }
+  progress.done()
   if (options.runs === 1) {
-    const report = await runLoadTest(options, hooks, argv)
-    progress.done()
-    const files = await writeReport(report, options.out)
-    process.stdout.write(options.json ? JSON.stringify(report, null, 2) + '\n' : renderMarkdown(report))
-    process.stderr.write(`Report written to ${files.dir}\n`)
+    process.stdout.write(options.json ? JSON.stringify(reports[0], null, 2) + '\n' : renderMarkdown(reports[0]))
+    process.stderr.write(`Report written to ${dirs[0]}\n`)
   } else {
-    const reports = []
-    const dirs = []
-    for (let run = 1; run <= options.runs; run++) {
-      progress.note(`Run ${run} of ${options.runs}`)
-      const report = await runLoadTest(options, hooks, argv)
-      dirs.push((await writeReport(report, options.out)).dir)
-      reports.push(report)
-      progress.note(`Run ${run} of ${options.runs}: report written to ${dirs.at(-1)}`)
-    }
-    progress.done()
     const summary = summarizeRuns(reports, dirs)
     const dir = await writeRuns(summary, options.out)
     process.stdout.write(options.json ? JSON.stringify(summary, null, 2) + '\n' : renderRuns(summary))
-    process.stderr.write(`Medians of ${options.runs} runs written to ${dir}\n`)
+    process.stderr.write(`Reports written to ${dirs.join(', ')}; their medians to ${dir}\n`)
   }
 } catch (err) {
   progress.done()

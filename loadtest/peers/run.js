@@ -5,9 +5,9 @@
 // window, and stopped. Its server process's CPU and RSS come from /proc, the same way for every system.
 import { TandemApi } from '../api.js'
 import { NOTE_WAIT_MS, waitForQuiet } from '../bench/quiet.js'
+import { levelOptions } from '../bench/workload-options.js'
 import { runLevel } from '../level.js'
 import { describeMachine } from '../machine.js'
-import { defaultOptions } from '../options.js'
 import { spawnServer } from '../spawn.js'
 import { tandemTarget } from '../target.js'
 import { PEERS, startPeer } from './start.js'
@@ -90,7 +90,7 @@ async function measure (system, load, options, hooks) {
     /** @type {import('../protocols/index.js').Protocol} */
     const protocol = (await import(server.target.protocolModule)).protocol
     const level = await runLevel({
-      options: levelOptions(options, load),
+      options: levelOptions(options, { editors: load.editors, perRoom: load.perRoom, workers: options.workers }),
       target: server.target,
       trace: null,
       onProgress: hooks.onProgress,
@@ -114,30 +114,6 @@ async function startSystem (system) {
   const name = /** @type {import('./start.js').PeerName} */ (system)
   const peer = await startPeer(name)
   return { stop: peer.stop, processes: [{ name, pid: peer.pid }], target: peerTarget(name, peer.url) }
-}
-
-/**
- * The load test's options for one level of the comparison, the workload's already validated by the
- * comparison's own table: no presence, no REST, no trace.
- * @param {Readonly<import('./options.js').PeerBenchOptions>} options
- * @param {Load} load
- * @returns {Readonly<import('../options.js').Options>}
- */
-function levelOptions (options, load) {
-  const { rate, payload, durationMs, warmupMs, ackTimeoutMs, workers } = options
-  return Object.freeze({
-    ...defaultOptions(),
-    editors: [load.editors],
-    perRoom: load.perRoom,
-    rate,
-    payload,
-    durationMs,
-    warmupMs,
-    ackTimeoutMs,
-    workers,
-    awarenessRate: 0,
-    restDurationMs: 0
-  })
 }
 
 /**
