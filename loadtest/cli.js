@@ -1,12 +1,15 @@
 #!/usr/bin/env node
-// `npm run loadtest -- [options]`: parse the options, run the sweep with a live progress line on
-// stderr, write the report files, and print the report (markdown tables, or JSON with --json) on stdout.
+// `npm run loadtest -- [options]`: parse the options, run the sweep (--runs times) with a live
+// progress line on stderr, write each run's report files, and print the report (markdown tables, or
+// JSON with --json) on stdout; after several runs, their medians instead (runs.md, runs.json).
 import { OptionError, helpText, parseOptions } from './options.js'
 import { createProgress } from './progress.js'
 import { formatMs } from './report/format.js'
 import { renderMarkdown } from './report/markdown.js'
-import { writeReport } from './report/write.js'
+import { renderRuns } from './report/runs.js'
+import { writeReport, writeRuns } from './report/write.js'
 import { runLoadTest } from './run.js'
+import { summarizeRuns } from './runs.js'
 
 const argv = process.argv.slice(2)
 let options
@@ -22,19 +25,33 @@ if (options.help) {
   process.exit(0)
 }
 
-const progress = createProgress(process.stderr, { levels: options.editors.length })
+const progress = createProgress(process.stderr, { levels: options.editors.length * options.runs })
+/** @type {import('./run.js').RunHooks} */
+const hooks = {
+  onProgress: progress.update,
+  onNote: progress.note,
+  onLevel: (level) => progress.note(`${level.editors} editors: ack p99 ${formatMs(level.ackMs?.p99)} ms, broadcast p99 ${formatMs(level.broadcast.latencyMs?.p99)} ms, ` +
+    `${level.updates.sent} sent, ${level.updates.timedOut + level.updates.refused} errors, ${level.broadcast.lost} lost, ` +
+    `${level.convergence.converged ? 'converged' : 'DIVERGED'}, SLOs ${level.slo.pass ? 'met' : 'missed'}`)
+}
 try {
-  const report = await runLoadTest(options, {
-    onProgress: progress.update,
-    onNote: progress.note,
-    onLevel: (level) => progress.note(`${level.editors} editors: ack p99 ${formatMs(level.ackMs?.p99)} ms, broadcast p99 ${formatMs(level.broadcast.latencyMs?.p99)} ms, ` +
-      `${level.updates.sent} sent, ${level.updates.timedOut + level.updates.refused} errors, ${level.broadcast.lost} lost, ` +
-      `${level.convergence.converged ? 'converged' : 'DIVERGED'}, SLOs ${level.slo.pass ? 'met' : 'missed'}`)
-  }, argv)
+  const reports = []
+  const dirs = []
+  for (let run = 1; run <= options.runs; run++) {
+    if (options.runs > 1) progress.note(`Run ${run} of ${options.runs}`)
+    reports.push(await runLoadTest(options, hooks, argv))
+    dirs.push((await writeReport(reports[reports.length - 1], options.out)).dir)
+  }
   progress.done()
-  const files = await writeReport(report, options.out)
-  process.stdout.write(options.json ? JSON.stringify(report, null, 2) + '\n' : renderMarkdown(report))
-  process.stderr.write(`Report written to ${files.dir}\n`)
+  if (options.runs === 1) {
+    process.stdout.write(options.json ? JSON.stringify(reports[0], null, 2) + '\n' : renderMarkdown(reports[0]))
+    process.stderr.write(`Report written to ${dirs[0]}\n`)
+  } else {
+    const summary = summarizeRuns(reports, dirs)
+    const dir = await writeRuns(summary, options.out)
+    process.stdout.write(options.json ? JSON.stringify(summary, null, 2) + '\n' : renderRuns(summary))
+    process.stderr.write(`Reports written to ${dirs.join(', ')}; their medians to ${dir}\n`)
+  }
 } catch (err) {
   progress.done()
   process.stderr.write(`loadtest: ${/** @type {Error} */ (err).stack ?? err}\n`)

@@ -261,8 +261,8 @@ export class LoadEditor {
     const { from, to } = updateMeta(update)
     for (const [client, first] of from) {
       const sender = client - clientBase
-      // Servers that echo an update to its sender too (Hocuspocus, y-websocket) send this editor its
-      // own edits back: they are no broadcast to it.
+      // This editor's own edits come back inside a room's merged broadcast, or from a server that
+      // echoes every update to its sender: they are no broadcast to it.
       if (sender < 0 || sender >= editorCount || sender === index) continue
       this.receipts.match(sender, first, /** @type {number} */ (to.get(client)), sentAt => {
         if (sentAt >= this.#measureFrom) stats.recordBroadcast(received - sentAt)

@@ -67,7 +67,7 @@ export async function runLevel (context, editors) {
   const sendLog = SendLog.create(editors, options.rate * (options.ackTimeoutMs / 1000 + 2))
   const pool = new WorkerPool(threads.length, worker => ({
     worker,
-    protocol: target.protocol,
+    protocolModule: target.protocolModule,
     urls: target.urls,
     token: options.token,
     rate: options.rate,

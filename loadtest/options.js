@@ -32,7 +32,7 @@ const HELP_COLUMNS = 100
  * @property {number} restDurationMs autocannon time per REST endpoint (0 = skip). Default 5 s.
  * @property {number} sloAckP99Ms ACK p99 a level must meet. Default 50 ms.
  * @property {number} sloBroadcastP99Ms broadcast p99 a level must meet. Default 100 ms.
- * @property {string} out directory for the reports. Default reports.
+ * @property {string} out directory for the reports. Default loadtest/reports.
  * @property {boolean} json print the report as JSON instead of tables. Default false.
  * @property {boolean} keepSessions leave the sessions on the server after each level. Default false.
  * @property {string | null} apiKey sent as `Authorization: Bearer` on REST calls. Default none.
@@ -47,6 +47,8 @@ const HELP_COLUMNS = 100
  * @property {number} soakSettleMs how long a soak keeps sampling once the documents unloaded. Default 1 min
  *   (in a 10-minute soak of 100 editors, the collection that gave the documents' heap back came 30 s
  *   after the unload).
+ * @property {number} runs times the whole run is made, each with a report of its own, then the median
+ *   of each figure per level. Default 1.
  */
 
 /**
@@ -91,6 +93,7 @@ export const OPTION_SPECS = [
   { key: 'soakSampleMs', arg: 'TIME', default: '5s', parse: duration({ min: 100, max: 600 * SECOND }), help: 'Time between two memory samples of a soak.' },
   { key: 'soakUnloadWaitMs', arg: 'TIME', default: '2m', parse: duration({ min: 0, max: 3600 * SECOND }), help: 'Longest wait after a soak for the documents to unload (the server\'s DOC_IDLE_MS, 30 s by default, after the last editor left).' },
   { key: 'soakSettleMs', arg: 'TIME', default: '1m', parse: duration({ min: 0, max: 3600 * SECOND }), help: 'How long a soak keeps sampling once the documents unloaded, for the heap to be collected; its last sample is compared with the idle baseline.' },
+  { key: 'runs', arg: 'N', default: '1', parse: integer(1, 100), help: 'Make the whole run N times (each on a server of its own with --spawn), keep each run\'s report, and add runs.md: each run\'s figures per level and their medians, so a comparison rests on medians rather than one noisy run.' },
   { key: 'help', help: 'Show this help.' }
 ]
 
@@ -168,6 +171,7 @@ function validate (options, given) {
     if (given.editors === undefined) options.editors = [SOAK_EDITORS]
     if (options.editors.length !== 1) throw new OptionError('--soak holds one level: give --editors one number')
     if (options.trace) throw new OptionError('--soak and --trace are exclusive: a trace runs out, a soak must not')
+    if (options.runs > 1) throw new OptionError('--soak and --runs are exclusive: a soak is one long run')
   }
 }
 
@@ -200,6 +204,7 @@ export function helpText () {
     '  npm run loadtest -- --editors 10,25,50 --per-room all',
     '  npm run loadtest -- --trace ../shared/traces/rustcode.json.gz --editors 10',
     '  npm run loadtest -- --spawn single --soak 30m',
+    '  npm run loadtest -- --spawn single --runs 3 --editors 300,600 --rest-duration 0',
     ''
   ].join('\n')
 }

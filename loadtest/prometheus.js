@@ -1,11 +1,16 @@
-// Just enough of the Prometheus text format to read the server's /metrics: samples with labels,
-// summed across label sets (a cluster reports every worker's series with a `worker` label), and
-// quantiles estimated from histogram buckets the way PromQL's histogram_quantile does.
+// The server's /metrics in the Prometheus text format: samples with their labels, summed across
+// label sets (a cluster reports every worker's series with a `worker` label), and quantiles
+// estimated from histogram buckets the way PromQL's histogram_quantile does.
+// The parser is this file's, not a package's: the format is one sample per line, read whole by one
+// expression, and the JavaScript parser in wide use (parse-prometheus-text-format) has not changed
+// since 2019.
 
 /** @typedef {{ name: string, labels: Record<string, string>, value: number }} Sample */
 
+// name, optional {labels}, value; a timestamp may follow and is not needed.
 const LINE = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)/
 const LABEL = /([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g
+const INFINITIES = new Map([['+Inf', Infinity], ['-Inf', -Infinity]])
 
 /**
  * @param {string} text
@@ -20,8 +25,8 @@ export function parseMetrics (text) {
     if (!match) continue
     /** @type {Record<string, string>} */
     const labels = {}
-    for (const [, key, value] of (match[2] ?? '').matchAll(LABEL)) labels[key] = value
-    samples.push({ name: match[1], labels, value: Number(match[3]) })
+    for (const [, key, value] of (match[2] ?? '').matchAll(LABEL)) labels[key] = value.replace(/\\(.)/g, (_, c) => c === 'n' ? '\n' : c)
+    samples.push({ name: match[1], labels, value: INFINITIES.get(match[3]) ?? Number(match[3]) })
   }
   return samples
 }

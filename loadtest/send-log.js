@@ -5,9 +5,9 @@
 // range [from, to). Before emitting, the sender appends (first clock, send time) to its ring in shared
 // memory. A receiver reads the clock ranges of whatever it receives (`Y.parseUpdateMeta`) and walks
 // the sender's ring from where it stopped last time: each entry whose first clock falls in a received
-// range is one delivered send. This holds if the server relays the exact bytes (today) and also if it
-// ever merges several updates into one broadcast, since a merged update still covers each part's
-// clock range. A receiver never counts a send twice: its position per sender only moves forward.
+// range is one delivered send. The server merges a busy room's updates into one broadcast
+// (server/realtime/room-relay.js), and a merged update still covers each part's clock range, so every
+// send in it is found. A receiver never counts a send twice: its position per sender only moves forward.
 
 /**
  * @typedef {object} SendLogBuffers

@@ -1,16 +1,11 @@
-import { randomBytes } from 'node:crypto'
-import * as Y from 'yjs'
-import { TEXT_NAME } from '../server/protocol.js'
 import { mapLimit } from './api.js'
-import { checkAgreement, checkConvergence } from './convergence.js'
+import { checkConvergence } from './convergence.js'
 import { scrape } from './server-stats.js'
 
-// The system under test as a level sees it, besides the protocol its editors speak: where a level's
-// rooms come from, the server's own figures, and what convergence is checked against. Tandem creates
-// a session per room through its REST API, seeded with the room's text, serves /metrics, and serves
-// each document's text; a peer system (Hocuspocus, y-websocket, a relay) has none of these, so its
-// rooms are names, every editor starts from the same seed update applied locally, and convergence
-// means every editor of a room holds the same text.
+// The system under test as a level sees it: the protocol its editors speak, where a level's rooms
+// come from, the server's own figures, and what convergence is checked against. Tandem creates a
+// session per room through its REST API, seeded with the room's text, serves /metrics, and serves
+// each document's text.
 
 const REST_CONCURRENCY = 8
 
@@ -19,7 +14,7 @@ const REST_CONCURRENCY = 8
 
 /**
  * @typedef {object} Target
- * @property {string} protocol name from protocols/index.js
+ * @property {string} protocolModule URL of the module whose `protocol` its editors speak (protocols/index.js)
  * @property {string[]} urls what the protocol connects to: one server process, or several sharing the
  *   documents (editors are spread over them by slot, spread.js)
  * @property {(rooms: RoomSpec[], seedClient: number) => Promise<Room[]>} openRooms creates a level's rooms
@@ -36,7 +31,7 @@ const REST_CONCURRENCY = 8
  */
 export function tandemTarget (api, { mintTokens, urls = [api.url] }) {
   return {
-    protocol: 'tandem',
+    protocolModule: new URL('./protocols/tandem.js', import.meta.url).href,
     urls,
     async openRooms (rooms) {
       const sessions = await mapLimit(rooms, REST_CONCURRENCY, ({ name, text, size }) => api.createSession({ name, content: text, maxEditors: size }))
@@ -52,38 +47,4 @@ export function tandemTarget (api, { mintTokens, urls = [api.url] }) {
     scrape: () => scrape(api),
     checkConvergence: (pool, rooms, plan) => checkConvergence(api, pool, rooms, plan)
   }
-}
-
-/**
- * @param {string} protocol
- * @param {string} url
- * @returns {Target}
- */
-export function peerTarget (protocol, url) {
-  return {
-    protocol,
-    urls: [url],
-    async openRooms (rooms, seedClient) {
-      const prefix = `loadtest${randomBytes(4).toString('hex')}`
-      return rooms.map(({ text }, i) => ({ id: `${prefix}r${i + 1}`, seed: seedUpdate(text, seedClient), token: null }))
-    },
-    async closeRooms () {},
-    scrape: async () => null,
-    checkConvergence: (pool, rooms, plan) => checkAgreement(pool, rooms, plan)
-  }
-}
-
-/**
- * The room's starting text as one Yjs update from `seedClient`. Every editor of the room applies
- * the same bytes, so they all hold the same items and the server can take them from any of them.
- * @param {string} text
- * @param {number} seedClient
- */
-export function seedUpdate (text, seedClient) {
-  const doc = new Y.Doc()
-  doc.clientID = seedClient
-  doc.getText(TEXT_NAME).insert(0, text)
-  const update = Y.encodeStateAsUpdate(doc)
-  doc.destroy()
-  return update
 }

@@ -5,7 +5,6 @@ import { LoadEditor } from './editor.js'
 import { EditorStats } from './editor-stats.js'
 import { SyntheticEdits } from './edits/synthetic.js'
 import { TraceEdits, loadTrace } from './edits/trace.js'
-import { loadProtocol } from './protocols/index.js'
 import { SendLog } from './send-log.js'
 import { processOf } from './spread.js'
 
@@ -17,7 +16,7 @@ const PROGRESS_INTERVAL_MS = 1000
 /**
  * @typedef {object} WorkerSetup
  * @property {number} worker this thread's number
- * @property {string} protocol the server's protocol, a name from protocols/index.js
+ * @property {string} protocolModule URL of the module whose `protocol` the editors speak (protocols/index.js)
  * @property {string[]} urls the server's processes: an editor connects to the one of its slot (spread.js)
  * @property {string | null} token
  * @property {number} rate
@@ -36,7 +35,8 @@ const PROGRESS_INTERVAL_MS = 1000
 
 const setup = /** @type {WorkerSetup} */ (workerData)
 const port = /** @type {import('node:worker_threads').MessagePort} */ (parentPort)
-const protocol = await loadProtocol(setup.protocol)
+/** @type {import('./protocols/index.js').Protocol} */
+const protocol = (await import(setup.protocolModule)).protocol
 const sendLog = new SendLog(setup.sendLog)
 const stats = new EditorStats()
 const trace = setup.trace ? await loadTrace(setup.trace) : null

@@ -22,6 +22,7 @@ describe('load test options', () => {
     assert.equal(options.out, 'loadtest/reports')
     assert.equal(options.sloAckP99Ms, 50)
     assert.equal(options.sloBroadcastP99Ms, 100)
+    assert.equal(options.runs, 1)
     assert.ok(Object.isFrozen(options))
   })
 
@@ -54,7 +55,9 @@ describe('load test options', () => {
       [['--url', 'http://localhost:4000,http://example.com:3000'], /--url http:\/\/example.com:3000 .*--allow-remote/],
       [['--url', 'http://localhost:4000,http://localhost:4000/'], /--url .*listed twice/],
       [['--url', 'http://localhost:4000', '--spawn', 'single'], /exclusive/],
-      [['--trace', 'x.json', '--doc-size', '1MB'], /exclusive/]
+      [['--trace', 'x.json', '--doc-size', '1MB'], /exclusive/],
+      [['--runs', '0'], /--runs "0"/],
+      [['--soak', '1m', '--runs', '2'], /--soak and --runs are exclusive/]
     ]
     for (const [argv, message] of cases) {
       assert.throws(() => parseOptions(/** @type {string[]} */ (argv)), (err) => err instanceof OptionError && /** @type {RegExp} */ (message).test(err.message), String(argv))

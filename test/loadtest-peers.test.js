@@ -4,18 +4,17 @@ import { readFile, readdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { after, before, describe, it } from 'node:test'
-import { parsePeerOptions } from '../loadtest/bench/peers-options.js'
-import { renderPeerTables } from '../loadtest/bench/peers-table.js'
 import { OptionError } from '../loadtest/options.js'
-import { PROTOCOL_NAMES } from '../loadtest/protocols/index.js'
-import { OrderedAcks } from '../loadtest/protocols/websocket.js'
+import { OrderedAcks } from '../loadtest/peers/clients/websocket.js'
+import { SYSTEM_NAMES, parsePeerOptions } from '../loadtest/peers/options.js'
+import { renderPeerTables } from '../loadtest/peers/table.js'
 import { tableAfter } from './helpers/markdown.js'
 import { tempDataDir } from './helpers/server.js'
 
-const PEERS_CLI = new URL('../loadtest/bench/peers.js', import.meta.url).pathname
+const PEERS_CLI = new URL('../loadtest/peers/cli.js', import.meta.url).pathname
 const run = promisify(execFile)
 
-describe('npm run bench, peers: a short run against every system, each started for it', () => {
+describe('npm run peers: a short run against every system, each started for it', () => {
   /** @type {any} */
   let bench
   /** @type {Awaited<ReturnType<typeof tempDataDir>>} */
@@ -30,7 +29,7 @@ describe('npm run bench, peers: a short run against every system, each started f
   after(() => out.remove())
 
   it('delivers every broadcast of every system, with no loss, and converges', () => {
-    assert.deepEqual([...new Set(bench.results.map((/** @type {any} */ r) => r.system))], PROTOCOL_NAMES)
+    assert.deepEqual([...new Set(bench.results.map((/** @type {any} */ r) => r.system))], SYSTEM_NAMES)
     assert.deepEqual([...new Set(bench.results.map((/** @type {any} */ r) => r.load.label))], ['5 in 1 doc', '10 in rooms of 5'])
     for (const result of bench.results) {
       const where = `${result.system}, ${result.load.label}`
@@ -75,15 +74,15 @@ describe('npm run bench, peers: a short run against every system, each started f
     })
     assert.equal(rows.find(row => row[0] === 'ws-relay')?.[2], '–', 'no ACK')
     const ratios = tableAfter(markdown, '### Ratios Tandem / peer')
-    assert.equal(ratios.length, 2 * (PROTOCOL_NAMES.length - 1))
+    assert.equal(ratios.length, 2 * (SYSTEM_NAMES.length - 1))
     for (const row of ratios) assert.match(row[2], /^\d+(\.\d+)?$/)
   })
 })
 
-describe('npm run bench, peers: options', () => {
+describe('npm run peers: options', () => {
   it('defaults to every system, one document of 50 to 200 editors, rooms of 5 at 300 and 600, 20 s', () => {
     const options = parsePeerOptions([])
-    assert.deepEqual(options.systems, PROTOCOL_NAMES)
+    assert.deepEqual(options.systems, SYSTEM_NAMES)
     assert.deepEqual(options.oneDoc, [50, 100, 150, 200])
     assert.deepEqual(options.rooms, [300, 600])
     assert.equal(options.perRoom, 5)

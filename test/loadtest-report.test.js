@@ -31,6 +31,12 @@ describe('load test metrics scrape', () => {
     assert.deepEqual(buckets(samples, 'tandem_update_duration_seconds'), [{ le: 0.001, count: 90 }, { le: 0.01, count: 100 }, { le: Infinity, count: 100 }])
   })
 
+  it('reads infinite values, escaped label values and trailing timestamps', () => {
+    const [inf, escaped] = parseMetrics('# TYPE x gauge\nx{path="/a}b"} +Inf\ny{name="say \\"hi\\"\\nbye\\\\"} -3.5e-1 1712345678000\n')
+    assert.deepEqual(inf, { name: 'x', labels: { path: '/a}b' }, value: Infinity })
+    assert.deepEqual(escaped, { name: 'y', labels: { name: 'say "hi"\nbye\\' }, value: -0.35 })
+  })
+
   it('estimates quantiles from the bucket counts observed between two scrapes', () => {
     const delta = bucketDelta(buckets(parseMetrics(text(1)), 'tandem_update_duration_seconds'), buckets(parseMetrics(text(3)), 'tandem_update_duration_seconds'))
     assert.deepEqual(delta.map(b => b.count), [180, 200, 200])

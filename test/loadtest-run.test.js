@@ -171,3 +171,39 @@ describe('npm run loadtest against a server with auth on', () => {
     assert.equal(level.convergence.editors, 2, 'by default one editor per room applies and is checked')
   })
 })
+
+describe('npm run loadtest --runs 2', () => {
+  it('keeps each run\'s report and shows each run\'s figures per level beside their medians', async () => {
+    const tandem = await startServer({ maxConnectionsPerIp: 0 })
+    const out = await tempDataDir()
+    try {
+      const { stdout } = await run(process.execPath, [CLI, '--url', tandem.url, '--editors', '2,4', '--per-room', '2', '--warmup', '0', '--duration', '1',
+        '--rest-duration', '0', '--runs', '2', '--json', '--out', out.dir], { timeout: 60000 })
+      const summary = JSON.parse(stdout)
+      const dirs = (await readdir(out.dir)).sort()
+      assert.equal(dirs.length, 3, 'two reports and the runs')
+      const runsDir = join(out.dir, /** @type {string} */ (dirs.find(dir => dir.startsWith('runs-'))))
+      assert.deepEqual(JSON.parse(await readFile(join(runsDir, 'runs.json'), 'utf8')), summary)
+      assert.deepEqual(summary.runs.map((/** @type {any} */ r) => r.dir), dirs.filter(dir => !dir.startsWith('runs-')).map(dir => join(out.dir, dir)))
+      for (const runOf of summary.runs) {
+        const report = JSON.parse(await readFile(join(runOf.dir, 'report.json'), 'utf8'))
+        assert.deepEqual(runOf.levels.map((/** @type {any} */ l) => [l.editors, l.ackP99Ms, l.lost]),
+          report.levels.map((/** @type {any} */ l) => [l.editors, l.ackMs.p99, l.broadcast.lost]))
+      }
+      summary.medians.forEach((/** @type {any} */ median, /** @type {number} */ i) => {
+        const [first, second] = summary.runs.map((/** @type {any} */ r) => r.levels[i])
+        assert.equal(median.editors, first.editors)
+        assert.equal(median.ackP99Ms, (first.ackP99Ms + second.ackP99Ms) / 2, 'the median of two is their mean')
+        assert.equal(median.runsWithinSlos, [first, second].filter(level => level.withinSlos).length)
+      })
+      const markdown = await readFile(join(runsDir, 'runs.md'), 'utf8')
+      const medians = tableAfter(markdown, '## Medians of 2 runs')
+      assert.deepEqual(medians.map(row => [row[0], row[2], row.at(-1)]),
+        summary.medians.map((/** @type {any} */ m) => [String(m.editors), formatMs(m.ackP99Ms), `${m.runsWithinSlos} of 2 runs`]))
+      assert.equal(tableAfter(markdown, '## Each run').length, 4)
+    } finally {
+      await out.remove()
+      await tandem.close()
+    }
+  })
+})

@@ -7,7 +7,7 @@ import { join } from 'node:path'
 import { startChildServer } from '../../test/helpers/child-server.js'
 import { TestEditor } from '../../test/helpers/editor.js'
 import { createSession } from '../../test/helpers/server.js'
-import { format, percentiles } from './percentiles.js'
+import { createHistogram, recordMs, summarize } from '../histogram.js'
 
 const UPDATES = 1000
 const WARMUP = 100
@@ -22,15 +22,15 @@ async function measure (env) {
     const session = await createSession(server.url)
     const editor = new TestEditor(server.url)
     await editor.join(session.id)
-    const samples = []
+    const latency = createHistogram()
     for (let i = 0; i < WARMUP + UPDATES; i++) {
       const started = performance.now()
       const reply = await editor.insert(session.id, editor.text(session.id).length, 'x')
       if (!reply.ok) throw new Error(`refused: ${reply.error.code}`)
-      if (i >= WARMUP) samples.push(performance.now() - started)
+      if (i >= WARMUP) recordMs(latency, performance.now() - started)
     }
     editor.close()
-    return percentiles(samples)
+    return /** @type {import('../histogram.js').LatencySummary} */ (summarize(latency))
   } finally {
     await server.stop('SIGTERM')
     await rm(dir, { recursive: true, force: true })
@@ -40,9 +40,10 @@ async function measure (env) {
 export async function run () {
   const results = {}
   for (const [label, env] of /** @type {const} */ ([['default writes', {}], ['SYNC_WRITES=true', { SYNC_WRITES: 'true' }]])) {
-    const stats = await measure(env)
-    results[label] = stats
-    console.log(`ACK latency, 1 editor, ${UPDATES} sequential updates (${WARMUP} warm-up excluded), ${label}: ${format(stats)} ms`)
+    const { p50, p90, p99, max } = await measure(env)
+    results[label] = { p50, p90, p99, max }
+    const figures = Object.entries(results[label]).map(([name, ms]) => `${name} ${ms.toFixed(2)}`).join('  ')
+    console.log(`ACK latency, 1 editor, ${UPDATES} sequential updates (${WARMUP} warm-up excluded), ${label}: ${figures} ms`)
   }
   return results
 }

@@ -6,7 +6,7 @@ import { createServer } from '../../server/app.js'
 import { loadConfig } from '../../server/config.js'
 import { TEXT_NAME } from '../../server/protocol.js'
 import { tempDataDir } from '../../test/helpers/server.js'
-import { format, median, percentiles } from './percentiles.js'
+import { createHistogram, recordMs, summarize } from '../histogram.js'
 
 const STORED_UPDATES = 10000
 const RUNS = 5
@@ -18,17 +18,17 @@ const RUNS = 5
  *   unload compacts what it loaded, and LevelDB tombstones would slow a reused range)
  */
 async function timeLoads (server, label, store) {
-  const samples = []
+  const loads = createHistogram()
   for (let i = 0; i < RUNS; i++) {
     const id = `${label}${i}`
     await store(id)
     const started = performance.now()
     const doc = await server.registry.open(id)
-    samples.push(performance.now() - started)
+    recordMs(loads, performance.now() - started)
     if (doc.ydoc.getText(TEXT_NAME).length !== STORED_UPDATES) throw new Error('incomplete load')
     await server.registry.unload(id)
   }
-  return samples
+  return /** @type {import('../histogram.js').LatencySummary} */ (summarize(loads))
 }
 
 export async function run () {
@@ -49,9 +49,9 @@ export async function run () {
     const snapshot = await timeLoads(server, 'snapshot', async (id) => {
       await store.compact(id, async () => ({ snapshot: Y.encodeStateAsUpdate(typist), position: null }))
     })
-    console.log(`Load, ${STORED_UPDATES} stored updates as a log: median ${median(log).toFixed(1)} ms (${format(percentiles(log, []), 1)})`)
-    console.log(`Load, the same document compacted to a snapshot: median ${median(snapshot).toFixed(1)} ms (${format(percentiles(snapshot, []), 1)})`)
-    return { logMedianMs: median(log), snapshotMedianMs: median(snapshot) }
+    console.log(`Load, ${STORED_UPDATES} stored updates as a log: median ${log.p50.toFixed(1)} ms (max ${log.max.toFixed(1)})`)
+    console.log(`Load, the same document compacted to a snapshot: median ${snapshot.p50.toFixed(1)} ms (max ${snapshot.max.toFixed(1)})`)
+    return { logMedianMs: log.p50, snapshotMedianMs: snapshot.p50 }
   } finally {
     await server.close()
     await data.remove()

@@ -7,14 +7,15 @@
 import { TandemApi } from '../api.js'
 import { runLevel } from '../level.js'
 import { describeMachine } from '../machine.js'
-import { OptionError, parseOptions } from '../options.js'
+import { OptionError } from '../options.js'
 import { createProgress } from '../progress.js'
 import { formatMs, formatNumber, formatPercent } from '../report/format.js'
-import { table } from '../report/markdown.js'
+import { table } from '../report/table.js'
 import { spawnServer } from '../spawn.js'
 import { tandemTarget } from '../target.js'
 import { NOTE_WAIT_MS, waitForQuiet } from './quiet.js'
 import { parseScaleOptions, scaleHelpText } from './scale-options.js'
+import { levelOptions } from './workload-options.js'
 
 /** @typedef {{ label: string, mode: 'single' | 'cluster', processes: number }} Configuration */
 /** @typedef {Awaited<ReturnType<typeof measure>>} ScaleResult */
@@ -70,7 +71,7 @@ async function measure (configuration, options, hooks) {
   try {
     spawned = await spawnServer(configuration.mode, { clusterWorkers: configuration.processes, apiKey: null })
     const level = await runLevel({
-      options: levelOptions(options),
+      options: levelOptions(options, { editors: options.editors, perRoom: options.perRoom, workers: options.threads }),
       target: tandemTarget(new TandemApi(spawned.url, null), { mintTokens: false, urls: spawned.urls }),
       trace: null,
       onProgress: hooks.onProgress,
@@ -82,18 +83,6 @@ async function measure (configuration, options, hooks) {
   } finally {
     await spawned?.stop()
   }
-}
-
-/**
- * The load test's options for the level: no cursors, no REST, no trace.
- * @param {Readonly<import('./scale-options.js').ScaleBenchOptions>} options
- */
-function levelOptions (options) {
-  return parseOptions([
-    '--editors', String(options.editors), '--per-room', String(options.perRoom), '--rate', String(options.rate), '--payload', String(options.payload),
-    '--duration', `${options.durationMs}ms`, '--warmup', `${options.warmupMs}ms`, '--ack-timeout', `${options.ackTimeoutMs}ms`,
-    '--awareness-rate', '0', '--workers', options.threads === 0 ? 'auto' : String(options.threads), '--rest-duration', '0'
-  ])
 }
 
 /** What the bench keeps of a level (null figures when it failed). @param {import('../level-result.js').LevelResult | null} level */

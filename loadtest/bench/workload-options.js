@@ -1,7 +1,8 @@
+import { defaultOptions } from '../options.js'
 import { duration, integer, number } from '../values.js'
 
-// The workload options the benches share (bench/peers.js, bench/scale.js): one table of flags, so
-// both read and document them alike.
+// The workload options the benches share (bench/scale.js, peers/run.js): one table of flags, so
+// both read and document them alike, and the load test's options for a level of that workload.
 
 const SECOND = 1000
 
@@ -17,4 +18,27 @@ export function workloadSpecs ({ durationDefault, window }) {
     { key: 'warmupMs', arg: 'TIME', default: '5s', parse: duration({ max: 120 * SECOND }), help: 'Editing before each window, left out of the figures.' },
     { key: 'ackTimeoutMs', arg: 'TIME', default: '5s', parse: duration({ min: 100, max: 60 * SECOND }), help: 'Bound on each ACK, and on the wait for late broadcasts after the window.' }
   ]
+}
+
+/**
+ * The load test's options for one level of a bench: the workload as the bench's own table validated
+ * it, no cursors, no REST, no trace.
+ * @param {{ rate: number, payload: number, durationMs: number, warmupMs: number, ackTimeoutMs: number }} workload
+ * @param {{ editors: number, perRoom: number, workers: number }} level perRoom Infinity for one document, workers 0 for auto
+ * @returns {Readonly<import('../options.js').Options>}
+ */
+export function levelOptions ({ rate, payload, durationMs, warmupMs, ackTimeoutMs }, { editors, perRoom, workers }) {
+  return Object.freeze({
+    ...defaultOptions(),
+    editors: [editors],
+    perRoom,
+    rate,
+    payload,
+    durationMs,
+    warmupMs,
+    ackTimeoutMs,
+    workers,
+    awarenessRate: 0,
+    restDurationMs: 0
+  })
 }

@@ -1,15 +1,15 @@
 import { fileURLToPath } from 'node:url'
 import { now, sleepUntil } from '../clock.js'
 import { freePort, startProcess } from '../spawn.js'
-import { READY_PREFIX } from './announce.js'
+import { READY_PREFIX } from './servers/announce.js'
 
-// Starts a peer server (a script beside this file) as a child process on a free loopback port and
-// resolves once it prints that it is ready; `stop()` ends it.
+// Starts a peer server (servers/<name>.js) as a child process on a free loopback port and resolves
+// once it prints that it is ready; `stop()` ends it. Its editors speak clients/<name>.js.
 
 const READY_TIMEOUT_MS = 20000
 const POLL_MS = 25
 
-/** The peer servers, by the name of their script and of the protocol their clients speak. */
+/** The peer servers, by the name of their script and of their client. */
 export const PEERS = Object.freeze({
   hocuspocus: 'Hocuspocus (@hocuspocus/server, default settings)',
   'y-websocket': 'y-websocket server (@y/websocket-server setupWSConnection)',
@@ -17,13 +17,15 @@ export const PEERS = Object.freeze({
   'ws-relay': 'bare ws relay (forwards bytes)'
 })
 
+/** @typedef {keyof typeof PEERS} PeerName */
+
 /**
- * @param {keyof typeof PEERS} name
+ * @param {PeerName} name
  * @returns {Promise<{ url: string, description: string, pid: number, stop: () => Promise<void> }>}
  */
 export async function startPeer (name) {
   if (!(name in PEERS)) throw new Error(`unknown peer ${JSON.stringify(name)}: expected one of ${Object.keys(PEERS).join(', ')}`)
-  const script = fileURLToPath(new URL(`./${name}.js`, import.meta.url))
+  const script = fileURLToPath(new URL(`./servers/${name}.js`, import.meta.url))
   const child = startProcess(name, process.execPath, [script], { PORT: String(await freePort()) })
   const stop = () => child.stop('SIGTERM')
   const deadline = now() + READY_TIMEOUT_MS

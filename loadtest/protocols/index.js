@@ -1,8 +1,8 @@
-// The wire protocols a simulated editor can speak. Each module exports `protocol`, a Protocol: how to
-// connect to one room of one kind of server, send a Yjs update and hear the others'. The editor
-// (editor.js) stays the same for every system, so every system gets the same workload and the same
-// measurement; only the bytes on the wire differ. Modules are imported lazily, so a run loads only
-// the protocol it speaks.
+// The wire protocol a simulated editor speaks: a module exporting `protocol`, a Protocol saying how
+// to connect to one room of one kind of server, send a Yjs update and hear the others'. The editor
+// (editor.js) stays the same whatever the protocol, so every server gets the same workload and the
+// same measurement; only the bytes on the wire differ. The load test speaks Tandem's (tandem.js);
+// a target names its module (target.js), and each generator thread imports it.
 
 /**
  * @typedef {object} ConnectionHandlers
@@ -40,23 +40,4 @@
  * @property {(options: ConnectOptions) => EditorConnection} connect
  */
 
-/** @type {Record<string, () => Promise<{ protocol: Protocol }>>} */
-const MODULES = {
-  tandem: () => import('./tandem.js'),
-  hocuspocus: () => import('./hocuspocus.js'),
-  'y-websocket': () => import('./y-websocket.js'),
-  'socketio-relay': () => import('./socketio-relay.js'),
-  'ws-relay': () => import('./ws-relay.js')
-}
-
-export const PROTOCOL_NAMES = Object.freeze(Object.keys(MODULES))
-
-/**
- * @param {string} name one of PROTOCOL_NAMES
- * @returns {Promise<Protocol>}
- */
-export async function loadProtocol (name) {
-  const load = MODULES[name]
-  if (!load) throw new Error(`unknown protocol ${JSON.stringify(name)}: expected one of ${PROTOCOL_NAMES.join(', ')}`)
-  return (await load()).protocol
-}
+export {}

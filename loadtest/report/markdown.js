@@ -6,8 +6,6 @@ import { table } from './table.js'
 // generator, SLOs, REST), then the settings and the machine, so a reader sees the answer before
 // the evidence. Every figure comes from report.json through the formats in format.js.
 
-export { table }
-
 /** @param {import('../run.js').Report} report */
 export function renderMarkdown (report) {
   const { levels, settings } = report

@@ -1,6 +1,7 @@
 import { mkdir, writeFile } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 import { renderMarkdown } from './markdown.js'
+import { renderRuns } from './runs.js'
 import { renderSoakChart } from './soak.js'
 import { renderChart } from './svg.js'
 
@@ -27,4 +28,17 @@ export async function writeReport (report, out) {
     return { dir, ...files, soak }
   }
   return { dir, ...files }
+}
+
+/**
+ * Writes runs.md and runs.json into `<out>/runs-<timestamp>/`; returns the directory.
+ * @param {import('../runs.js').RunsSummary} summary
+ * @param {string} out
+ */
+export async function writeRuns (summary, out) {
+  const dir = resolve(out, `runs-${summary.startedAt.replace(/[:.]/g, '-')}`)
+  await mkdir(dir, { recursive: true })
+  await writeFile(join(dir, 'runs.md'), renderRuns(summary))
+  await writeFile(join(dir, 'runs.json'), JSON.stringify(summary, null, 2) + '\n')
+  return dir
 }

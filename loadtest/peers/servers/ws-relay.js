@@ -1,6 +1,6 @@
 // The floor: a bare `ws` relay that forwards each message, byte for byte, to the other sockets of
 // the same room (the URL path names the room). No parsing, no document, no ACK: what the WebSocket
-// transport alone costs. A peer of the benchmark in bench/peers.js.
+// transport alone costs. A peer of the comparison (../run.js).
 import { createServer } from 'node:http'
 import { WebSocket, WebSocketServer } from 'ws'
 import { HOST, announce, closeOnSignals, portFromEnv } from './announce.js'

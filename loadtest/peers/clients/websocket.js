@@ -34,7 +34,7 @@ export function openWebSocket (url, timeoutMs, on) {
  * place in the line, so the ACKs after it still reach the right sends.
  */
 export class OrderedAcks {
-  /** @type {{ resolve: (ack: import('./index.js').Ack) => void, settled: boolean }[]} */
+  /** @type {{ resolve: (ack: import('../../protocols/index.js').Ack) => void, settled: boolean }[]} */
   #line = []
 
   /** @param {number} timeoutMs */
@@ -42,7 +42,7 @@ export class OrderedAcks {
     this.timeoutMs = timeoutMs
   }
 
-  /** @returns {Promise<import('./index.js').Ack>} the ACK of the message sent just now */
+  /** @returns {Promise<import('../../protocols/index.js').Ack>} the ACK of the message sent just now */
   expect () {
     return new Promise((resolve, reject) => {
       const entry = { resolve, settled: false }
@@ -59,7 +59,7 @@ export class OrderedAcks {
     })
   }
 
-  /** @param {import('./index.js').Ack} ack */
+  /** @param {import('../../protocols/index.js').Ack} ack */
   answer (ack) {
     this.#line.shift()?.resolve(ack)
   }

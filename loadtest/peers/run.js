@@ -1,23 +1,17 @@
-// `npm run bench -- --peers-only [options]` (or `node loadtest/bench/peers.js`): the same editor
-// workload, on this machine and in this run, against Tandem and its peers: Hocuspocus, the
-// y-websocket server, a naive Socket.IO relay and a bare ws relay (the floor). For each load, each
-// system in turn is started alone on a free loopback port, loaded by the load test's own machinery
-// (worker threads, send log, HDR histograms: level.js) through a warm-up and a measured window, and
-// stopped. Its server process's CPU and RSS come from /proc, the same way for every system.
-import { mkdir, writeFile } from 'node:fs/promises'
-import { join, resolve } from 'node:path'
+// The same editor workload, on this machine and in this run, against Tandem and its peers:
+// Hocuspocus, the y-websocket server, a naive Socket.IO relay and a bare ws relay (the floor). For
+// each load, each system in turn is started alone on a free loopback port, loaded by the load test's
+// own machinery (worker threads, send log, HDR histograms: level.js) through a warm-up and a measured
+// window, and stopped. Its server process's CPU and RSS come from /proc, the same way for every system.
 import { TandemApi } from '../api.js'
+import { NOTE_WAIT_MS, waitForQuiet } from '../bench/quiet.js'
+import { levelOptions } from '../bench/workload-options.js'
 import { runLevel } from '../level.js'
 import { describeMachine } from '../machine.js'
-import { OptionError, parseOptions } from '../options.js'
-import { PEERS, startPeer } from '../peers/start.js'
-import { createProgress } from '../progress.js'
-import { loadProtocol } from '../protocols/index.js'
 import { spawnServer } from '../spawn.js'
-import { peerTarget, tandemTarget } from '../target.js'
-import { parsePeerOptions, peerHelpText } from './peers-options.js'
-import { renderPeerTables } from './peers-table.js'
-import { NOTE_WAIT_MS, waitForQuiet } from './quiet.js'
+import { tandemTarget } from '../target.js'
+import { PEERS, startPeer } from './start.js'
+import { peerTarget } from './target.js'
 
 /** @typedef {{ editors: number, perRoom: number, label: string }} Load perRoom is Infinity for one document */
 
@@ -28,7 +22,7 @@ import { NOTE_WAIT_MS, waitForQuiet } from './quiet.js'
 
 /**
  * The loads of a run: the one-document ones, then the rooms ones.
- * @param {Readonly<import('./peers-options.js').PeerBenchOptions>} options
+ * @param {Readonly<import('./options.js').PeerBenchOptions>} options
  * @returns {Load[]}
  */
 export function loadsOf (options) {
@@ -41,7 +35,7 @@ export function loadsOf (options) {
 /**
  * Runs every system at every load. Loads are the outer loop, so the systems compared at one load
  * ran minutes apart at most, under the same conditions on the machine.
- * @param {Readonly<import('./peers-options.js').PeerBenchOptions>} options
+ * @param {Readonly<import('./options.js').PeerBenchOptions>} options
  * @param {{ onProgress: (progress: import('../level.js').Progress) => void, onNote: (text: string) => void }} hooks
  */
 export async function runPeerBench (options, hooks) {
@@ -85,17 +79,18 @@ export async function runPeerBench (options, hooks) {
  * Starts `system`, runs one level against it, stops it.
  * @param {string} system
  * @param {Load} load
- * @param {Readonly<import('./peers-options.js').PeerBenchOptions>} options
+ * @param {Readonly<import('./options.js').PeerBenchOptions>} options
  * @param {Parameters<typeof runPeerBench>[1]} hooks
  * @returns {Promise<PeerResult>}
  */
 async function measure (system, load, options, hooks) {
-  const protocol = await loadProtocol(system)
   let server
   try {
     server = await startSystem(system)
+    /** @type {import('../protocols/index.js').Protocol} */
+    const protocol = (await import(server.target.protocolModule)).protocol
     const level = await runLevel({
-      options: levelOptions(options, load),
+      options: levelOptions(options, { editors: load.editors, perRoom: load.perRoom, workers: options.workers }),
       target: server.target,
       trace: null,
       onProgress: hooks.onProgress,
@@ -116,28 +111,9 @@ async function startSystem (system) {
     const spawned = await spawnServer('single', { clusterWorkers: 1, apiKey: null })
     return { stop: spawned.stop, processes: spawned.pids, target: tandemTarget(new TandemApi(spawned.url, null), { mintTokens: false }) }
   }
-  const peer = await startPeer(/** @type {keyof typeof PEERS} */ (system))
-  return { stop: peer.stop, processes: [{ name: system, pid: peer.pid }], target: peerTarget(system, peer.url) }
-}
-
-/**
- * The load test's options for one level of the comparison: no presence, no REST, no trace.
- * @param {Readonly<import('./peers-options.js').PeerBenchOptions>} options
- * @param {Load} load
- */
-function levelOptions (options, load) {
-  return parseOptions([
-    '--editors', String(load.editors),
-    '--per-room', load.perRoom === Infinity ? 'all' : String(load.perRoom),
-    '--rate', String(options.rate),
-    '--payload', String(options.payload),
-    '--duration', `${options.durationMs}ms`,
-    '--warmup', `${options.warmupMs}ms`,
-    '--ack-timeout', `${options.ackTimeoutMs}ms`,
-    '--awareness-rate', '0',
-    '--workers', options.workers === 0 ? 'auto' : String(options.workers),
-    '--rest-duration', '0'
-  ])
+  const name = /** @type {import('./start.js').PeerName} */ (system)
+  const peer = await startPeer(name)
+  return { stop: peer.stop, processes: [{ name, pid: peer.pid }], target: peerTarget(name, peer.url) }
 }
 
 /**
@@ -186,36 +162,3 @@ function figuresOf (level, ackMeaning) {
     machineLoad: level.machineLoad
   }
 }
-
-/**
- * The command line: parse, run with progress on stderr, print tables (or JSON) on stdout.
- * @param {string[]} argv
- */
-export async function main (argv) {
-  let options
-  try {
-    options = parsePeerOptions(argv)
-  } catch (err) {
-    if (!(err instanceof OptionError)) throw err
-    process.stderr.write(`bench: ${err.message}\nRun with --help for the options.\n`)
-    process.exitCode = 2
-    return
-  }
-  if (options.help) {
-    process.stdout.write(peerHelpText())
-    return
-  }
-  const progress = createProgress(process.stderr, { levels: loadsOf(options).length * options.systems.length })
-  const bench = await runPeerBench(options, { onProgress: progress.update, onNote: progress.note })
-  progress.done()
-  const json = JSON.stringify(bench, null, 2) + '\n'
-  const markdown = renderPeerTables(bench)
-  const dir = resolve(options.out, `peers-${bench.startedAt.replace(/[:.]/g, '-')}`)
-  await mkdir(dir, { recursive: true })
-  await writeFile(join(dir, 'peers.json'), json)
-  await writeFile(join(dir, 'peers.md'), markdown)
-  process.stdout.write(options.json ? json : '\n' + markdown)
-  process.stderr.write(`Results written to ${dir}\n`)
-}
-
-if (import.meta.url === `file://${process.argv[1]}`) await main(process.argv.slice(2))

@@ -1,4 +1,4 @@
-// What every peer server script shares with start.js: the port it is told to use, and the line it
+// What every peer server script shares with ../start.js: the port it is told to use, and the line it
 // prints once it accepts connections. Peers listen on loopback only.
 
 export const HOST = '127.0.0.1'

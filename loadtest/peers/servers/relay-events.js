@@ -1,3 +1,3 @@
 // Event names of the naive Socket.IO relay (socketio-relay.js), shared with its client in
-// protocols/socketio-relay.js.
+// ../clients/socketio-relay.js.
 export const RELAY_EVENTS = Object.freeze({ JOIN: 'room:join', UPDATE: 'room:update' })

@@ -16,7 +16,7 @@ import { receiveSync } from './y-sync.js'
 const TYPE = Object.freeze({ SYNC: 0, AWARENESS: 1, AUTH: 2, CLOSE: 7, SYNC_STATUS: 8 })
 const AUTH = Object.freeze({ TOKEN: 0, PERMISSION_DENIED: 1, AUTHENTICATED: 2 })
 
-/** @type {import('./index.js').Protocol} */
+/** @type {import('../../protocols/index.js').Protocol} */
 export const protocol = {
   name: 'hocuspocus',
   ack: 'applied in memory (SyncStatus)',
@@ -33,10 +33,10 @@ class HocuspocusConnection {
   onStep2 = null
   /** @type {((error: Error | null) => void) | null} */
   onAuth = null
-  /** @type {Promise<import('./index.js').Ack> | null} the ACK of this client's step 2 */
+  /** @type {Promise<import('../../protocols/index.js').Ack> | null} the ACK of this client's step 2 */
   diffAck = null
 
-  /** @param {import('./index.js').ConnectOptions} options */
+  /** @param {import('../../protocols/index.js').ConnectOptions} options */
   constructor (options) {
     this.options = options
     this.acks = new OrderedAcks(options.timeoutMs)

@@ -1,6 +1,6 @@
 // The y-websocket server: @y/websocket-server's `setupWSConnection` behind an http server, as the
-// package's own server.js wires it, in memory (no YPERSISTENCE). A peer of the benchmark in
-// bench/peers.js. The document is named by the URL path.
+// package's own server.js wires it, in memory (no YPERSISTENCE). A peer of the comparison
+// (../run.js). The document is named by the URL path.
 import { createServer } from 'node:http'
 import { setupWSConnection } from '@y/websocket-server/utils'
 import { WebSocketServer } from 'ws'

@@ -2,7 +2,7 @@
 // and each binary `room:update` it sends is relayed as is to the room's other sockets with
 // `socket.to(room).emit`. Updates are NOT acknowledged, stored or applied anywhere: the server
 // holds no document, so a late joiner gets nothing. The architecture of a first collaborative
-// backend; a peer of the benchmark in bench/peers.js. Socket.IO's default server settings.
+// backend; a peer of the comparison (../run.js). Socket.IO's default server settings.
 import { createServer } from 'node:http'
 import { Server } from 'socket.io'
 import { HOST, announce, closeOnSignals, portFromEnv } from './announce.js'

@@ -14,7 +14,7 @@ import { receiveSync } from './y-sync.js'
 const MESSAGE_SYNC = 0
 const MESSAGE_AWARENESS = 1
 
-/** @type {import('./index.js').Protocol} */
+/** @type {import('../../protocols/index.js').Protocol} */
 export const protocol = {
   name: 'y-websocket',
   ack: null,
@@ -32,7 +32,7 @@ class YWebsocketConnection {
   /** @type {((appliedAt: number) => void) | null} */
   onStep2 = null
 
-  /** @param {import('./index.js').ConnectOptions} options */
+  /** @param {import('../../protocols/index.js').ConnectOptions} options */
   constructor (options) {
     this.options = options
   }

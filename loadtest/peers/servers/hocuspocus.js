@@ -1,6 +1,6 @@
 // Hocuspocus with its default settings (no extensions, so documents live in memory only), on
-// loopback. It handles SIGINT/SIGTERM itself (`stopOnSignals`, a default). A peer of the benchmark
-// in bench/peers.js.
+// loopback. It handles SIGINT/SIGTERM itself (`stopOnSignals`, a default). A peer of the
+// comparison (../run.js).
 import { Server } from '@hocuspocus/server'
 import { HOST, announce, portFromEnv } from './announce.js'
 

@@ -1,12 +1,15 @@
+import { workloadSpecs } from '../bench/workload-options.js'
 import { OptionError, optionLines, parseSpecs } from '../options.js'
-import { PROTOCOL_NAMES } from '../protocols/index.js'
 import { duration, integer, nonEmpty } from '../values.js'
-import { workloadSpecs } from './workload-options.js'
+import { PEERS } from './start.js'
 
-// Every option of the peer comparison (bench/peers.js) in one place: flag, default, unit and
+// Every option of the comparison with peer systems (run.js) in one place: flag, default, unit and
 // meaning. Parsed once, validated, frozen; `--help` is generated from this table.
 
 const SECOND = 1000
+
+/** Tandem and its peers, Tandem first: the ratios read against it. */
+export const SYSTEM_NAMES = Object.freeze(['tandem', ...Object.keys(PEERS)])
 
 /**
  * @typedef {object} PeerBenchOptions
@@ -28,7 +31,7 @@ const SECOND = 1000
 
 /** @type {import('../options.js').OptionSpec[]} */
 export const PEER_OPTION_SPECS = [
-  { key: 'systems', arg: 'LIST', default: PROTOCOL_NAMES.join(','), parse: systems, help: 'Systems to compare, comma-separated.' },
+  { key: 'systems', arg: 'LIST', default: SYSTEM_NAMES.join(','), parse: systems, help: 'Systems to compare, comma-separated.' },
   { key: 'oneDoc', arg: 'LIST', default: '50,100,150,200', parse: loads, help: 'Loads with every editor in ONE document, in editors; `none` skips them.' },
   { key: 'rooms', arg: 'LIST', default: '300,600', parse: loads, help: 'Loads in rooms of --per-room editors, in editors; `none` skips them.' },
   { key: 'perRoom', arg: 'K', default: '5', parse: integer(2, 1000), help: 'Editors per room of the --rooms loads.' },
@@ -53,7 +56,7 @@ export function parsePeerOptions (argv) {
 
 export function peerHelpText () {
   return [
-    'Usage: npm run bench -- --peers-only [options]      (or: node loadtest/bench/peers.js [options])',
+    'Usage: npm run peers -- [options]      (or: node loadtest/peers/cli.js [options])',
     '',
     'Runs the same editor workload against Tandem and its peers, one system at a time on this machine:',
     'each system is started on a free loopback port, loaded through a warm-up and a measured window,',
@@ -64,7 +67,7 @@ export function peerHelpText () {
     ...optionLines(PEER_OPTION_SPECS),
     '',
     'Example:',
-    '  npm run bench -- --peers-only --systems tandem,ws-relay --one-doc 50 --rooms none --duration 10s',
+    '  npm run peers -- --systems tandem,ws-relay --one-doc 50 --rooms none --duration 10s',
     ''
   ].join('\n')
 }
@@ -72,7 +75,7 @@ export function peerHelpText () {
 /** @param {string} raw */
 function systems (raw) {
   const names = raw.split(',').map(name => name.trim())
-  for (const name of names) if (!PROTOCOL_NAMES.includes(name)) throw new Error(`unknown system ${JSON.stringify(name)}: expected some of ${PROTOCOL_NAMES.join(', ')}`)
+  for (const name of names) if (!SYSTEM_NAMES.includes(name)) throw new Error(`unknown system ${JSON.stringify(name)}: expected some of ${SYSTEM_NAMES.join(', ')}`)
   if (new Set(names).size !== names.length) throw new Error('a system is listed twice')
   // Tandem first: the ratios read against it.
   return [...names].sort((a, b) => Number(b === 'tandem') - Number(a === 'tandem'))

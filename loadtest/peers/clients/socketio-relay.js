@@ -1,13 +1,13 @@
 import { io } from 'socket.io-client'
-import { now } from '../clock.js'
-import { RELAY_EVENTS } from '../peers/relay-events.js'
+import { now } from '../../clock.js'
+import { RELAY_EVENTS } from '../servers/relay-events.js'
 
-// The client of the naive Socket.IO relay (peers/socketio-relay.js): a socket.io-client WebSocket
+// The client of the naive Socket.IO relay (servers/socketio-relay.js): a socket.io-client WebSocket
 // per editor, `room:join` acknowledged, then each Yjs update emitted as a binary `room:update`
 // that the server relays to the room's other sockets. No sync (editors start from the same seed),
 // no ACK of updates, no presence.
 
-/** @type {import('./index.js').Protocol} */
+/** @type {import('../../protocols/index.js').Protocol} */
 export const protocol = {
   name: 'socketio-relay',
   ack: null,
@@ -20,7 +20,7 @@ class SocketIoRelayConnection {
   closing = false
   sendAwareness = null
 
-  /** @param {import('./index.js').ConnectOptions} options */
+  /** @param {import('../../protocols/index.js').ConnectOptions} options */
   constructor (options) {
     this.options = options
   }

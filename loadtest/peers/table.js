@@ -1,16 +1,16 @@
 import { formatMs, formatNumber, formatPercent } from '../report/format.js'
-import { table } from '../report/markdown.js'
+import { table } from '../report/table.js'
 
 // The peer comparison as markdown: one table of every system at every load, then the ratios
 // Tandem/peer per load, then what limited the figures. Every figure comes from the results that
 // --json prints.
 
-/** @typedef {import('./peers.js').PeerResult} PeerResult */
+/** @typedef {import('./run.js').PeerResult} PeerResult */
 
 // Other processes' CPU (% of one core) from which a row is noted as disturbed.
 const OTHER_CPU_NOTE = 20
 
-/** @param {Awaited<ReturnType<typeof import('./peers.js').runPeerBench>>} bench */
+/** @param {Awaited<ReturnType<typeof import('./run.js').runPeerBench>>} bench */
 export function renderPeerTables (bench) {
   const { results, settings } = bench
   const measured = /** @type {Extract<PeerResult, { error: null }>[]} */ (results.filter(result => result.error === null))
