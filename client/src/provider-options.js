@@ -1,4 +1,4 @@
-import { DOC_ID_PATTERN } from '../../server/protocol.js'
+import { DOC_ID_PATTERN } from '../../isomorphic/protocol.js'
 
 /**
  * @typedef {object} ProviderOptions

@@ -1,7 +1,7 @@
 import { Router } from 'express'
 import * as Y from 'yjs'
 import { AppError, fromStorage } from '../errors.js'
-import { DOC_ID_PATTERN, TEXT_NAME } from '../protocol.js'
+import { DOC_ID_PATTERN, TEXT_NAME } from '../../isomorphic/protocol.js'
 import { contentQuery, createSessionBody, createTokenBody, listSessionsQuery, parse, revokeTokensQuery, updateSessionBody } from './validation.js'
 
 /**

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url'
 import { Router } from 'express'
 import { ENCODINGS, HASHED_NAME } from '../../client/precompress.js'
 import { AppError } from '../errors.js'
-import { DOC_ID_PATTERN } from '../protocol.js'
+import { DOC_ID_PATTERN } from '../../isomorphic/protocol.js'
 
 const CLIENT_DIST = fileURLToPath(new URL('../../client/dist/', import.meta.url))
 

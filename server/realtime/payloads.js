@@ -1,5 +1,5 @@
 import { AppError } from '../errors.js'
-import { DOC_ID_PATTERN } from '../protocol.js'
+import { DOC_ID_PATTERN } from '../../isomorphic/protocol.js'
 
 // Checks for socket event payloads. They run on every update, so they are plain comparisons rather
 // than a schema library.

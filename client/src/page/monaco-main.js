@@ -1,7 +1,7 @@
 import * as monaco from 'monaco-editor/editor/editor.api.js'
 import { MonacoBinding } from 'y-monaco'
 import * as Y from 'yjs'
-import { DOC_ID_PATTERN, TEXT_NAME } from '../../../server/protocol.js'
+import { DOC_ID_PATTERN, TEXT_NAME } from '../../../isomorphic/protocol.js'
 import { SocketIOProvider } from '../provider.js'
 import { getSession } from './api.js'
 import { h } from './dom.js'

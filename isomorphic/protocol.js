@@ -1,5 +1,7 @@
-// The wire contract shared by server/, client/ and loadtest/: event names, error codes, ACK shapes and
-// limits. Browser bundles import this file, so it must stay free of Node-only imports.
+// The wire contract shared by server/, client/ and loadtest/: event names, error codes, ACK shapes,
+// limits and the Socket.IO parser both ends must use (`tandem/protocol`). Browser bundles import this
+// file, so it must stay free of Node-only imports.
+export { Decoder, Encoder, PARSER } from './parser.js'
 
 /** Socket.IO event names, `domain:verb`. */
 export const EVENTS = Object.freeze({
