@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import * as Y from 'yjs'
-import { TEXT_NAME } from '../isomorphic/protocol.js'
+import { TEXT_NAME } from '../isomorphic/events.js'
 import { mapLimit } from './api.js'
 import { checkAgreement, checkConvergence } from './convergence.js'
 import { scrape } from './server-stats.js'

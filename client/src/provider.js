@@ -1,7 +1,8 @@
 import { ObservableV2 } from 'lib0/observable'
 import { Awareness } from 'y-protocols/awareness'
 import * as Y from 'yjs'
-import { CLOSE_REASONS, ERRORS, EVENTS, ROLES } from '../../isomorphic/protocol.js'
+import { ERRORS } from '../../isomorphic/error-codes.js'
+import { CLOSE_REASONS, EVENTS, ROLES } from '../../isomorphic/events.js'
 import { AwarenessSync } from './awareness-sync.js'
 import { backoffDelay } from './backoff.js'
 import { PendingUpdates } from './pending-updates.js'
@@ -15,7 +16,7 @@ export const STATUS = Object.freeze({ CONNECTING: 'connecting', CONNECTED: 'conn
 /**
  * @typedef {object} Refusal what the server refused, as the `refused` event reports it
  * @property {string} event `doc:join` or `doc:update`
- * @property {import('../../isomorphic/protocol.js').ErrorCode} code
+ * @property {import('../../isomorphic/error-codes.js').ErrorCode} code
  * @property {string} message
  * @property {boolean} retry whether the provider will try again (after a backoff)
  */
@@ -406,7 +407,7 @@ export class SocketIOProvider extends ObservableV2 {
    * Reports a refusal and returns it; its `retry` (the flag of its code) says whether it is worth
    * retrying. UNAUTHORIZED is, when a token function can fetch a fresh token.
    * @param {string} event
-   * @param {import('../../isomorphic/protocol.js').ErrorBody} error
+   * @param {import('../../isomorphic/error-codes.js').ErrorBody} error
    * @param {boolean} [renewable] whether a new token may be fetched for the retry
    * @returns {Refusal}
    */
@@ -419,7 +420,7 @@ export class SocketIOProvider extends ObservableV2 {
 
   /**
    * @param {() => void} action
-   * @param {import('../../isomorphic/protocol.js').ErrorBody} [error] a RATE_LIMITED refusal says how long to wait at least
+   * @param {import('../../isomorphic/error-codes.js').ErrorBody} [error] a RATE_LIMITED refusal says how long to wait at least
    */
   #retryLater (action, error) {
     if (this.#retryTimer) return
@@ -457,7 +458,7 @@ export class SocketIOProvider extends ObservableV2 {
     this.#setStatus(this.#shouldConnect ? STATUS.CONNECTING : STATUS.DISCONNECTED)
   }
 
-  /** @param {Error & { data?: import('../../isomorphic/protocol.js').ErrorBody }} error */
+  /** @param {Error & { data?: import('../../isomorphic/error-codes.js').ErrorBody }} error */
   #onConnectError = (error) => {
     // The handshake's token comes from the socket's `auth`: renewable when that is a function.
     const refusal = error.data?.code ? this.#refused('connect', error.data, typeof this.socket.auth === 'function') : null

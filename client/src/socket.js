@@ -3,8 +3,8 @@ import { PARSER } from '../../isomorphic/parser.js'
 
 /**
  * @typedef {import('socket.io-client').Socket<
- *   import('../../isomorphic/protocol.js').ServerToClientEvents,
- *   import('../../isomorphic/protocol.js').ClientToServerEvents
+ *   import('../../isomorphic/events.js').ServerToClientEvents,
+ *   import('../../isomorphic/events.js').ClientToServerEvents
  * >} TandemSocket
  */
 

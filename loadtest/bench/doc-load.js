@@ -4,7 +4,7 @@
 import * as Y from 'yjs'
 import { createServer } from '../../server/app.js'
 import { loadConfig } from '../../server/config.js'
-import { TEXT_NAME } from '../../isomorphic/protocol.js'
+import { TEXT_NAME } from '../../isomorphic/events.js'
 import { tempDataDir } from '../../test/helpers/server.js'
 import { format, median, percentiles } from './percentiles.js'
 

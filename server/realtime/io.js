@@ -24,7 +24,7 @@ export const maxFrameBytes = maxUpdateBytes => Math.ceil(maxUpdateBytes * 4 / 3)
  */
 export function createIo (httpServer, { config, corsOrigin, adapter, logger }) {
   const watched = watchedParser(PARSER)
-  /** @type {Server<import('../../isomorphic/protocol.js').ClientToServerEvents, import('../../isomorphic/protocol.js').ServerToClientEvents>} */
+  /** @type {Server<import('../../isomorphic/events.js').ClientToServerEvents, import('../../isomorphic/events.js').ServerToClientEvents>} */
   const io = new Server(httpServer, {
     serveClient: false,
     parser: watched.parser,

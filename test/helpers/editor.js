@@ -3,7 +3,7 @@ import * as encoding from 'lib0/encoding'
 import { io } from 'socket.io-client'
 import * as Y from 'yjs'
 import { PARSER } from '../../isomorphic/parser.js'
-import { EVENTS, TEXT_NAME } from '../../isomorphic/protocol.js'
+import { EVENTS, TEXT_NAME } from '../../isomorphic/events.js'
 
 const ACK_TIMEOUT_MS = 5000
 
