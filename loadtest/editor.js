@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import * as Y from 'yjs'
 import { Awareness, applyAwarenessUpdate, encodeAwarenessUpdate } from 'y-protocols/awareness'
-import { TEXT_NAME } from '../server/protocol.js'
+import { TEXT_NAME } from '../isomorphic/events.js'
 import { now } from './clock.js'
 import { recordMs } from './histogram.js'
 import { ReceiptCursor } from './send-log.js'

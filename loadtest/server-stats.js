@@ -1,4 +1,4 @@
-import { EVENTS } from '../server/protocol.js'
+import { EVENTS } from '../isomorphic/events.js'
 import { now } from './clock.js'
 import { bucketDelta, buckets, max, parseMetrics, quantile, sum } from './prometheus.js'
 

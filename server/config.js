@@ -2,7 +2,7 @@
 // `loadConfig` parses and validates once at start-up, fails fast naming the variable, and freezes.
 
 import { hostname } from 'node:os'
-import { TEXT_NAME } from './protocol.js'
+import { TEXT_NAME } from '../isomorphic/events.js'
 
 const MiB = 1024 * 1024
 const LOOPBACK = '127.0.0.1'

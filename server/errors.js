@@ -1,9 +1,9 @@
-import { ERRORS } from './protocol.js'
+import { ERRORS } from '../isomorphic/error-codes.js'
 
 /** An expected failure with a stable code; anything else thrown is an INTERNAL error. */
 export class AppError extends Error {
   /**
-   * @param {import('./protocol.js').ErrorCode} code
+   * @param {import('../isomorphic/error-codes.js').ErrorCode} code
    * @param {string} message
    * @param {unknown} [details]
    * @param {{ cause?: unknown }} [options] `cause` is logged, never sent
@@ -23,7 +23,7 @@ export class AppError extends Error {
 /**
  * The body sent to clients for any error: known codes keep their message, anything else is hidden.
  * @param {unknown} err
- * @returns {import('./protocol.js').ErrorBody}
+ * @returns {import('../isomorphic/error-codes.js').ErrorBody}
  */
 export function errorBody (err) {
   if (err instanceof AppError) {

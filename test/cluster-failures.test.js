@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { CLOSE_REASONS, EVENTS } from '../server/protocol.js'
+import { CLOSE_REASONS, EVENTS } from '../isomorphic/events.js'
 import { startChildServer } from './helpers/child-server.js'
 import { TestEditor } from './helpers/editor.js'
 import { openDoc } from './helpers/provider.js'

@@ -52,9 +52,9 @@ function pulledInByProduction (name) {
   return Object.entries(lock.packages).some(([path, entry]) => path !== '' && !entry.dev && name in (entry.dependencies ?? {}))
 }
 
-const server = importsOf(['server', 'scripts'])
+const server = importsOf(['server', 'isomorphic', 'scripts'])
 // The page `prestart` builds: esbuild and everything the bundle pulls in.
-const page = importsOf(['client/src', 'client/build.js', 'client/bundle-size.js'])
+const page = importsOf(['client/src', 'isomorphic', 'client/build.js', 'client/bundle-size.js'])
 const loadtest = importsOf(['loadtest'])
 
 describe('package.json', () => {
@@ -86,7 +86,7 @@ describe('package.json', () => {
 
   it('has no production dependency that nothing loads', () => {
     const loaded = new Set([...server.keys(), ...page.keys(), 'pm2'])
-    for (const name of production) assert.ok(loaded.has(name), `${name} is a dependency that nothing in server/, scripts/ or the page loads`)
+    for (const name of production) assert.ok(loaded.has(name), `${name} is a dependency that nothing in server/, isomorphic/, scripts/ or the page loads`)
   })
 
   it('agrees with package-lock.json', () => {

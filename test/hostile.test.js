@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import * as Y from 'yjs'
-import { EVENTS, TEXT_NAME } from '../server/protocol.js'
+import { EVENTS, TEXT_NAME } from '../isomorphic/events.js'
 import { TestEditor } from './helpers/editor.js'
 import { eventually } from './helpers/eventually.js'
 import { api, contentOf, createSession, manualClock, startServer } from './helpers/server.js'

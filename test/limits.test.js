@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import * as Y from 'yjs'
-import { EVENTS, TEXT_NAME } from '../server/protocol.js'
+import { EVENTS, TEXT_NAME } from '../isomorphic/events.js'
 import { MAX_CLIENTS_PER_CONNECTION } from '../server/docs/awareness-states.js'
 import { TestEditor, awarenessUpdate, awarenessUpdates } from './helpers/editor.js'
 import { eventually } from './helpers/eventually.js'

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import * as Y from 'yjs'
-import { TEXT_NAME } from '../server/protocol.js'
+import { TEXT_NAME } from '../isomorphic/events.js'
 import { Region, layout } from '../loadtest/edits/regions.js'
 import { createHistogram, encode, merge, recordMs, summarize } from '../loadtest/histogram.js'
 import { assignThreads, planRooms } from '../loadtest/plan.js'

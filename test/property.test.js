@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import fc from 'fast-check'
 import * as Y from 'yjs'
-import { EVENTS, TEXT_NAME } from '../server/protocol.js'
+import { EVENTS, TEXT_NAME } from '../isomorphic/events.js'
 import { TestEditor } from './helpers/editor.js'
 import { createSession, startServer } from './helpers/server.js'
 

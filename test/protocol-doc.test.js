@@ -81,7 +81,7 @@ describe('docs/PROTOCOL.md and refused connections, against a real server', () =
       await eventually(() => refusals().length > before, { what: 'a refusal logged' })
       const [line] = refusals().slice(before)
       assert.equal(line.level, 40)
-      assert.match(line.reason, /does not decode with Tandem's parser \(expected a binary frame\).*server\/parser\.js/)
+      assert.match(line.reason, /does not decode with Tandem's parser \(expected a binary frame\).*isomorphic\/parser\.js/)
       assert.equal(line.address.replace('::ffff:', ''), '127.0.0.1')
       assert.equal(refusals().length, before + 1, 'one line for the connection')
     } finally {
@@ -112,7 +112,7 @@ describe('docs/PROTOCOL.md and refused connections, against a real server', () =
     provider.connect()
     try {
       await eventually(() => errors.length > 0, { what: 'a connection-error' })
-      assert.match(errors[0].message, /^http:\/\/127\.0\.0\.1:\d+ closed the connection before accepting it\. Is it a Tandem server\? .*server\/parser\.js/)
+      assert.match(errors[0].message, /^http:\/\/127\.0\.0\.1:\d+ closed the connection before accepting it\. Is it a Tandem server\? .*isomorphic\/parser\.js/)
     } finally {
       provider.destroy()
       other.close()

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { readFile } from 'node:fs/promises'
 import { describe, it } from 'node:test'
 import { ENVIRONMENT } from '../server/config.js'
-import { ERRORS } from '../server/protocol.js'
+import { ERRORS } from '../isomorphic/error-codes.js'
 import { tableAfter as markdownTable } from './helpers/markdown.js'
 
 const readme = await readFile(new URL('../README.md', import.meta.url), 'utf8')

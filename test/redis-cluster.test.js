@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import { EVENTS } from '../server/protocol.js'
+import { EVENTS } from '../isomorphic/events.js'
 import { editorPool } from './helpers/editor.js'
 import { eventually } from './helpers/eventually.js'
 import { missing } from './helpers/processes.js'

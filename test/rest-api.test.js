@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import * as Y from 'yjs'
-import { TEXT_NAME } from '../server/protocol.js'
+import { TEXT_NAME } from '../isomorphic/events.js'
 import { api, createSession, startServer, tempDataDir } from './helpers/server.js'
 
 describe('REST session API', () => {

@@ -1,4 +1,4 @@
-import { DOC_ID_PATTERN } from '../../server/protocol.js'
+import { DOC_ID_PATTERN, isDocId } from '../../isomorphic/ids.js'
 
 /**
  * @typedef {object} ProviderOptions
@@ -39,7 +39,7 @@ export const DEFAULT_OPTIONS = Object.freeze({
  */
 export function providerOptions (serverUrl, docId, options) {
   if (typeof serverUrl !== 'string' || serverUrl === '') throw new TypeError('serverUrl must be a URL string')
-  if (typeof docId !== 'string' || !DOC_ID_PATTERN.test(docId)) throw new TypeError(`docId must match ${DOC_ID_PATTERN}`)
+  if (!isDocId(docId)) throw new TypeError(`docId must match ${DOC_ID_PATTERN}`)
   const merged = { ...DEFAULT_OPTIONS, ...options }
   for (const name of /** @type {const} */ (['ackTimeoutMs', 'retryDelayMs', 'maxRetryDelayMs', 'missingGraceMs'])) {
     const value = merged[name]

@@ -1,7 +1,8 @@
 import { ObservableV2 } from 'lib0/observable'
 import { Awareness } from 'y-protocols/awareness'
 import * as Y from 'yjs'
-import { CLOSE_REASONS, ERRORS, EVENTS, ROLES } from '../../server/protocol.js'
+import { ERRORS } from '../../isomorphic/error-codes.js'
+import { CLOSE_REASONS, EVENTS, ROLES } from '../../isomorphic/events.js'
 import { AwarenessSync } from './awareness-sync.js'
 import { backoffDelay } from './backoff.js'
 import { PendingUpdates } from './pending-updates.js'
@@ -15,7 +16,7 @@ export const STATUS = Object.freeze({ CONNECTING: 'connecting', CONNECTED: 'conn
 /**
  * @typedef {object} Refusal what the server refused, as the `refused` event reports it
  * @property {string} event `doc:join` or `doc:update`
- * @property {import('../../server/protocol.js').ErrorCode} code
+ * @property {import('../../isomorphic/error-codes.js').ErrorCode} code
  * @property {string} message
  * @property {boolean} retry whether the provider will try again (after a backoff)
  */
@@ -406,7 +407,7 @@ export class SocketIOProvider extends ObservableV2 {
    * Reports a refusal and returns it; its `retry` (the flag of its code) says whether it is worth
    * retrying. UNAUTHORIZED is, when a token function can fetch a fresh token.
    * @param {string} event
-   * @param {import('../../server/protocol.js').ErrorBody} error
+   * @param {import('../../isomorphic/error-codes.js').ErrorBody} error
    * @param {boolean} [renewable] whether a new token may be fetched for the retry
    * @returns {Refusal}
    */
@@ -419,7 +420,7 @@ export class SocketIOProvider extends ObservableV2 {
 
   /**
    * @param {() => void} action
-   * @param {import('../../server/protocol.js').ErrorBody} [error] a RATE_LIMITED refusal says how long to wait at least
+   * @param {import('../../isomorphic/error-codes.js').ErrorBody} [error] a RATE_LIMITED refusal says how long to wait at least
    */
   #retryLater (action, error) {
     if (this.#retryTimer) return
@@ -457,7 +458,7 @@ export class SocketIOProvider extends ObservableV2 {
     this.#setStatus(this.#shouldConnect ? STATUS.CONNECTING : STATUS.DISCONNECTED)
   }
 
-  /** @param {Error & { data?: import('../../server/protocol.js').ErrorBody }} error */
+  /** @param {Error & { data?: import('../../isomorphic/error-codes.js').ErrorBody }} error */
   #onConnectError = (error) => {
     // The handshake's token comes from the socket's `auth`: renewable when that is a function.
     const refusal = error.data?.code ? this.#refused('connect', error.data, typeof this.socket.auth === 'function') : null
@@ -491,7 +492,7 @@ export class SocketIOProvider extends ObservableV2 {
       ? `cannot decode what ${this.serverUrl} sends${description instanceof Error ? `: ${description.message}` : ''}.`
       : `${this.serverUrl} closed the connection before accepting it.`
     this.emit('connection-error', [new Error(`${what} Is it a Tandem server? Both ends must use the ` +
-      'MessagePack parser of server/parser.js (a server on Socket.IO\'s default parser is not one).')])
+      'MessagePack parser of isomorphic/parser.js (a server on Socket.IO\'s default parser is not one).')])
   }
 
   #onTransportOpen = () => { this.#transportOpen = true }

@@ -1,10 +1,10 @@
 import { io } from 'socket.io-client'
-import { PARSER } from '../../server/parser.js'
+import { PARSER } from '../../isomorphic/parser.js'
 
 /**
  * @typedef {import('socket.io-client').Socket<
- *   import('../../server/protocol.js').ServerToClientEvents,
- *   import('../../server/protocol.js').ClientToServerEvents
+ *   import('../../isomorphic/events.js').ServerToClientEvents,
+ *   import('../../isomorphic/events.js').ClientToServerEvents
  * >} TandemSocket
  */
 

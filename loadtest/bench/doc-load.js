@@ -4,7 +4,7 @@
 import * as Y from 'yjs'
 import { createServer } from '../../server/app.js'
 import { loadConfig } from '../../server/config.js'
-import { TEXT_NAME } from '../../server/protocol.js'
+import { TEXT_NAME } from '../../isomorphic/events.js'
 import { tempDataDir } from '../../test/helpers/server.js'
 import { createHistogram, recordMs, summarize } from '../histogram.js'
 

@@ -5,7 +5,7 @@
 import { readFile } from 'node:fs/promises'
 import * as Y from 'yjs'
 import { encodeAwarenessUpdate, Awareness } from 'y-protocols/awareness'
-import { EVENTS } from '../../server/protocol.js'
+import { EVENTS } from '../../isomorphic/events.js'
 import { startChildServer } from '../../test/helpers/child-server.js'
 import { TestEditor } from '../../test/helpers/editor.js'
 import { createSession, tempDataDir } from '../../test/helpers/server.js'

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import * as Y from 'yjs'
-import { TEXT_NAME } from '../../server/protocol.js'
+import { TEXT_NAME } from '../../isomorphic/events.js'
 import { checkRooms } from '../convergence.js'
 
 // A peer system as a level sees it (the load test's Target, target.js). A peer has no REST API, no

@@ -1,6 +1,6 @@
 import * as Y from 'yjs'
 import { createSocket } from '../../client/src/socket.js'
-import { EVENTS } from '../../server/protocol.js'
+import { EVENTS } from '../../isomorphic/events.js'
 import { now } from '../clock.js'
 
 // Tandem's protocol (docs/PROTOCOL.md) over a real socket.io-client WebSocket: `doc:join` returns the

@@ -1,5 +1,5 @@
 import { AppError, fromStorage } from '../errors.js'
-import { ROLES } from '../protocol.js'
+import { ROLES } from '../../isomorphic/events.js'
 import { TokenIssuer } from './tokens.js'
 
 /**

@@ -29,6 +29,7 @@ export function keyMatches (expected, presented) {
  * @param {string} deps.apiKey
  * @param {import('./access.js').Access} deps.access
  * @param {import('../audit.js').Audit} deps.audit
+ * @returns {{ requireApiKey: import('express').RequestHandler<any>, requireApiKeyOrToken: import('express').RequestHandler<any> }}
  */
 export function apiGuards ({ apiKey, access, audit }) {
   /**

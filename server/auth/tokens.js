@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { SignJWT, errors, jwtVerify } from 'jose'
 import { AppError } from '../errors.js'
-import { ROLES } from '../protocol.js'
+import { ROLES } from '../../isomorphic/events.js'
 
 // Join tokens: HS256 JWTs signed with AUTH_SECRET, each naming one session, one user and a role.
 // `jti` names the token for revocation; `iat_ms` orders it against a revocation of its user

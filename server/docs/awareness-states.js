@@ -1,7 +1,7 @@
 import * as decoding from 'lib0/decoding'
 import * as encoding from 'lib0/encoding'
 import { AppError } from '../errors.js'
-import { awarenessUserProblem } from '../protocol.js'
+import { awarenessUserProblem } from '../../isomorphic/awareness-user.js'
 
 // The server's copy of a document's awareness (cursors, selections, names), in the y-protocols wire
 // format: varUint count, then per client varUint clientID, varUint clock, varString JSON state. The

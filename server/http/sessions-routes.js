@@ -1,7 +1,8 @@
 import { Router } from 'express'
 import * as Y from 'yjs'
 import { AppError, fromStorage } from '../errors.js'
-import { DOC_ID_PATTERN, TEXT_NAME } from '../protocol.js'
+import { TEXT_NAME } from '../../isomorphic/events.js'
+import { isDocId } from '../../isomorphic/ids.js'
 import { contentQuery, createSessionBody, createTokenBody, listSessionsQuery, parse, revokeTokensQuery, updateSessionBody } from './validation.js'
 
 /**
@@ -25,7 +26,7 @@ export function sessionsRoutes ({ sessions, registry, access, cluster, guards, a
   const requireForList = config.listNeedsApiKey ? requireApiKey : open
 
   router.param('id', (req, res, next, id) => {
-    next(DOC_ID_PATTERN.test(id) ? undefined : new AppError('NOT_FOUND', `no session ${id}`))
+    next(isDocId(id) ? undefined : new AppError('NOT_FOUND', `no session ${id}`))
   })
 
   router.post('/', requireApiKey, async (req, res) => {

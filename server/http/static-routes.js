@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url'
 import { Router } from 'express'
 import { ENCODINGS, HASHED_NAME } from '../../client/precompress.js'
 import { AppError } from '../errors.js'
-import { DOC_ID_PATTERN } from '../protocol.js'
+import { isDocId } from '../../isomorphic/ids.js'
 
 const CLIENT_DIST = fileURLToPath(new URL('../../client/dist/', import.meta.url))
 
@@ -58,7 +58,7 @@ export function staticRoutes ({ root = CLIENT_DIST } = {}) {
   router.get('/', (req, res, next) => page(PAGES.codemirror, res, next))
   router.get('/s/:id', (req, res, next) => {
     const editor = req.query.editor ?? 'codemirror'
-    if (!DOC_ID_PATTERN.test(req.params.id) || typeof editor !== 'string' || !Object.hasOwn(PAGES, editor)) return next()
+    if (!isDocId(req.params.id) || typeof editor !== 'string' || !Object.hasOwn(PAGES, editor)) return next()
     page(PAGES[/** @type {keyof typeof PAGES} */ (editor)], res, next)
   })
   router.get('/assets/:name', async (req, res, next) => {

@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { AppError } from '../errors.js'
+import { DOC_ID_PATTERN } from '../../isomorphic/ids.js'
 
 // REST payload schemas. Unknown fields are refused (strict), so a typo is a 400, not a silent no-op.
 
@@ -33,7 +34,7 @@ export const revokeTokensQuery = z.object({ user }).strict()
 
 export const listSessionsQuery = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(20),
-  cursor: z.string().regex(/^[a-z0-9]{1,64}$/).optional()
+  cursor: z.string().regex(DOC_ID_PATTERN).optional()
 }).strict()
 
 export const contentQuery = z.object({

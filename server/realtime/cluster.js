@@ -1,5 +1,5 @@
 import client from 'prom-client'
-import { CLOSE_REASONS } from '../protocol.js'
+import { CLOSE_REASONS } from '../../isomorphic/events.js'
 import { closeForEditors, closeForHolders } from './editors.js'
 
 // What the processes of a cluster tell each other. Control messages go through the Socket.IO

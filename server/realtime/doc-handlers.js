@@ -2,7 +2,7 @@ import * as Y from 'yjs'
 import { acceptUpdate } from '../docs/accept-update.js'
 import { AppError } from '../errors.js'
 import { connectionLimits } from '../limits/limits.js'
-import { EVENTS, ROLES } from '../protocol.js'
+import { EVENTS, ROLES } from '../../isomorphic/events.js'
 import { detach, membershipsOf } from './editors.js'
 import { invalidUpdateLimit } from './invalid-updates.js'
 import { checkStateVector, joiner } from './join.js'
@@ -47,7 +47,7 @@ export function registerDocHandlers (socket, ctx) {
   /** @type {Map<string, number>} when each refusal code was last audited */
   const audited = new Map()
   const countInvalid = invalidUpdateLimit(socket, config.maxInvalidUpdates, logger)
-  /** @type {(event: string, error: import('../protocol.js').ErrorBody) => void} */
+  /** @type {(event: string, error: import('../../isomorphic/error-codes.js').ErrorBody) => void} */
   const onRefused = (event, error) => {
     auditRefusal(event, error)
     countInvalid(event, error)
@@ -116,7 +116,7 @@ export function registerDocHandlers (socket, ctx) {
   /**
    * An audit line for a refusal that may mean abuse, at most once per code per interval.
    * @param {string} event
-   * @param {import('../protocol.js').ErrorBody} error
+   * @param {import('../../isomorphic/error-codes.js').ErrorBody} error
    */
   function auditRefusal (event, error) {
     if (!AUDITED.has(error.code)) return

@@ -1,4 +1,4 @@
-import { CLOSE_REASONS, EVENTS } from '../protocol.js'
+import { CLOSE_REASONS, EVENTS } from '../../isomorphic/events.js'
 import { callAt } from './deadline.js'
 import { forgetAwareness, roomOf } from './room-relay.js'
 

@@ -1,4 +1,4 @@
-import { EVENTS } from '../protocol.js'
+import { EVENTS } from '../../isomorphic/events.js'
 
 /**
  * Closes a connection once `maxInvalidUpdates` of its updates were refused as INVALID_UPDATE (0:
@@ -8,7 +8,7 @@ import { EVENTS } from '../protocol.js'
  * @param {import('socket.io').Socket} socket
  * @param {number} maxInvalidUpdates
  * @param {import('pino').Logger} logger
- * @returns {(event: string, error: import('../protocol.js').ErrorBody) => void} told of every refusal
+ * @returns {(event: string, error: import('../../isomorphic/error-codes.js').ErrorBody) => void} told of every refusal
  */
 export function invalidUpdateLimit (socket, maxInvalidUpdates, logger) {
   let invalid = 0

@@ -1,6 +1,6 @@
 import { Server } from 'socket.io'
 import { corsHeaderOf, originAllowed } from '../http/origins.js'
-import { PARSER } from '../parser.js'
+import { PARSER } from '../../isomorphic/parser.js'
 import { registerDocHandlers } from './doc-handlers.js'
 import { logRefusedConnections, watchedParser } from './refused-connections.js'
 
@@ -24,7 +24,7 @@ export const maxFrameBytes = maxUpdateBytes => Math.ceil(maxUpdateBytes * 4 / 3)
  */
 export function createIo (httpServer, { config, corsOrigin, adapter, logger }) {
   const watched = watchedParser(PARSER)
-  /** @type {Server<import('../protocol.js').ClientToServerEvents, import('../protocol.js').ServerToClientEvents>} */
+  /** @type {Server<import('../../isomorphic/events.js').ClientToServerEvents, import('../../isomorphic/events.js').ServerToClientEvents>} */
   const io = new Server(httpServer, {
     serveClient: false,
     parser: watched.parser,

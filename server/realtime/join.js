@@ -1,6 +1,6 @@
 import * as Y from 'yjs'
 import { AppError } from '../errors.js'
-import { CLOSE_REASONS } from '../protocol.js'
+import { CLOSE_REASONS } from '../../isomorphic/events.js'
 import { catchUp } from '../docs/accept-update.js'
 import { attach, closeMembership, detach, membershipsOf } from './editors.js'
 

@@ -1,5 +1,5 @@
 import { AppError } from '../errors.js'
-import { DOC_ID_PATTERN } from '../protocol.js'
+import { isDocId } from '../../isomorphic/ids.js'
 
 // Checks for socket event payloads. They run on every update, so they are plain comparisons rather
 // than a schema library.
@@ -13,7 +13,7 @@ export function docIdOf (payload) {
     throw new AppError('BAD_REQUEST', 'payload must be an object')
   }
   const doc = Object.hasOwn(payload, 'doc') ? payload.doc : undefined
-  if (typeof doc !== 'string' || !DOC_ID_PATTERN.test(doc)) {
+  if (!isDocId(doc)) {
     throw new AppError('BAD_REQUEST', '`doc` must be a document id')
   }
   return doc

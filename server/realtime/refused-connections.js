@@ -54,7 +54,7 @@ export function logRefusedConnections (io, watched, logger) {
       logger.warn({
         address: conn.remoteAddress,
         transport: conn.transport?.name,
-        reason: `a frame does not decode with Tandem's parser (${failure.message}): the client must use server/parser.js, not Socket.IO's default parser`
+        reason: `a frame does not decode with Tandem's parser (${failure.message}): the client must use isomorphic/parser.js, not Socket.IO's default parser`
       }, 'connection refused')
     })
   })

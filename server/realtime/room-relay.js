@@ -1,5 +1,5 @@
 import * as Y from 'yjs'
-import { EVENTS } from '../protocol.js'
+import { EVENTS } from '../../isomorphic/events.js'
 
 /** The Socket.IO room of a document's editors. @param {string} docId */
 export const roomOf = docId => `doc:${docId}`

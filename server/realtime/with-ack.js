@@ -15,7 +15,7 @@ const OK = Object.freeze({ ok: /** @type {const} */ (true) })
  * @param {object} deps
  * @param {import('../metrics.js').Metrics} deps.metrics
  * @param {import('pino').Logger} deps.logger
- * @param {(event: string, error: import('../protocol.js').ErrorBody) => void} [deps.onRefused] told of every refusal
+ * @param {(event: string, error: import('../../isomorphic/error-codes.js').ErrorBody) => void} [deps.onRefused] told of every refusal
  * @param {{ optional?: boolean }} [options]
  * @returns {(...args: any[]) => Promise<void>}
  */

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import * as Y from 'yjs'
 import { AppError, fromStorage } from '../errors.js'
-import { TEXT_NAME } from '../protocol.js'
+import { TEXT_NAME } from '../../isomorphic/events.js'
 import { languageOf } from './language-of.js'
 
 /**

@@ -2,8 +2,8 @@ import { atEnd } from './at-end.js'
 import * as encoding from 'lib0/encoding'
 import { io } from 'socket.io-client'
 import * as Y from 'yjs'
-import { PARSER } from '../../server/parser.js'
-import { EVENTS, TEXT_NAME } from '../../server/protocol.js'
+import { PARSER } from '../../isomorphic/parser.js'
+import { EVENTS, TEXT_NAME } from '../../isomorphic/events.js'
 
 const ACK_TIMEOUT_MS = 5000
 

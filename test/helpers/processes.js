@@ -1,5 +1,17 @@
 import { execFileSync } from 'node:child_process'
-export { freePort } from '../../loadtest/spawn.js'
+import { once } from 'node:events'
+import { createServer } from 'node:net'
+
+/** A TCP port free on loopback right now, for a process that cannot listen on port 0 and say which. */
+export async function freePort () {
+  const server = createServer()
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  const { port } = /** @type {import('node:net').AddressInfo} */ (server.address())
+  server.close()
+  await once(server, 'close')
+  return port
+}
 
 /**
  * Why a suite that needs `command` cannot run here, or false if it can. Under CI a missing tool is a

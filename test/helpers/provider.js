@@ -1,7 +1,7 @@
 import { atEnd } from './at-end.js'
 import * as Y from 'yjs'
 import { SocketIOProvider } from '../../client/src/provider.js'
-import { TEXT_NAME } from '../../server/protocol.js'
+import { TEXT_NAME } from '../../isomorphic/events.js'
 
 /** @type {Set<{ destroy: () => void }>} documents not destroyed yet */
 const open = new Set()

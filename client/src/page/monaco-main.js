@@ -1,7 +1,8 @@
 import * as monaco from 'monaco-editor/editor/editor.api.js'
 import { MonacoBinding } from 'y-monaco'
 import * as Y from 'yjs'
-import { DOC_ID_PATTERN, TEXT_NAME } from '../../../server/protocol.js'
+import { TEXT_NAME } from '../../../isomorphic/events.js'
+import { isDocId } from '../../../isomorphic/ids.js'
 import { SocketIOProvider } from '../provider.js'
 import { getSession } from './api.js'
 import { h } from './dom.js'
@@ -20,8 +21,8 @@ const workerUrl = document.querySelector('meta[name="monaco-worker"]')?.getAttri
 Object.assign(window, { MonacoEnvironment: { getWorker: () => new window.Worker(workerUrl, { type: 'module' }) } })
 
 const root = /** @type {HTMLElement} */ (document.getElementById('app'))
-const id = /^\/s\/([^/]+)\/?$/.exec(window.location.pathname)?.[1] ?? ''
-if (DOC_ID_PATTERN.test(id)) renderMonaco(root, id)
+const id = /^\/s\/([^/]+)\/?$/.exec(window.location.pathname)?.[1]
+if (isDocId(id)) renderMonaco(root, id)
 
 /**
  * @param {HTMLElement} root

@@ -1,7 +1,7 @@
 // Who this browser is to the others: a name and a colour, kept in localStorage so they survive a
 // reload, and published as the awareness `user` field that y-codemirror.next labels cursors with.
 
-import { AWARENESS_USER, awarenessUserProblem } from '../../../server/protocol.js'
+import { AWARENESS_USER, awarenessUserProblem } from '../../../isomorphic/awareness-user.js'
 
 const STORAGE_KEY = 'tandem:user'
 /** Drawn for a remote user whose colour is not plain hex. */
