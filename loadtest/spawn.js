@@ -53,16 +53,28 @@ export async function spawnServer (mode, options) {
 /** @param {{ apiKey: string | null }} options */
 async function spawnSingle (options) {
   const dir = await mkdtemp(join(tmpdir(), 'tandem-loadtest-'))
-  const port = await freePort()
-  const env = { ...PER_IP_LIMITS_OFF, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: join(dir, 'data'), LOG_LEVEL: 'warn' }
-  const server = startProcess('server', process.execPath, [join(ROOT, 'server/index.js')], env)
-  const url = `http://127.0.0.1:${port}`
+  const env = { ...PER_IP_LIMITS_OFF, DATA_DIR: join(dir, 'data'), LOG_LEVEL: 'warn' }
+  const { url, server } = await startServerProcess(env, options.apiKey)
+    .catch(async (err) => { await rm(dir, { recursive: true, force: true }); throw err })
   const stop = async () => {
     await server.stop('SIGINT')
     await rm(dir, { recursive: true, force: true })
   }
-  await ready(url, options.apiKey, [server]).catch(async (err) => { await stop(); throw err })
   return { url, urls: [url], description: 'single process (node server/index.js)', pids: pidsOf([server]), workers: 1, syncWrites: syncWritesOf(env), stop }
+}
+
+/**
+ * One `node server/index.js` on a free loopback port, with `env` over this process's environment;
+ * resolves once it is ready. A process that never gets ready is stopped.
+ * @param {Record<string, string>} env
+ * @param {string | null} [apiKey] for the readiness check, when the server wants one
+ */
+export async function startServerProcess (env, apiKey = null) {
+  const port = await freePort()
+  const server = startProcess('server', process.execPath, [join(ROOT, 'server/index.js')], { ...env, PORT: String(port), HOST: '127.0.0.1' })
+  const url = `http://127.0.0.1:${port}`
+  await ready(url, apiKey, [server]).catch(async (err) => { await server.stop('SIGINT'); throw err })
+  return { url, server }
 }
 
 /** @param {{ clusterWorkers: number, apiKey: string | null }} options */
