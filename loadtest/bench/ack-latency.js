@@ -4,10 +4,10 @@
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { startChildServer } from '../../test/helpers/child-server.js'
-import { TestEditor } from '../../test/helpers/editor.js'
-import { createSession } from '../../test/helpers/server.js'
+import { TandemApi } from '../api.js'
 import { createHistogram, recordMs, summarize } from '../histogram.js'
+import { startServerProcess } from '../spawn.js'
+import { joinEditor } from './joined-editor.js'
 
 const UPDATES = 1000
 const WARMUP = 100
@@ -17,16 +17,16 @@ async function measure (env) {
   const dir = await mkdtemp(join(tmpdir(), 'tandem-bench-'))
   // Updates go out as fast as ACKs return: the per-connection rate is set out of reach (not off, so
   // its check is still on the measured path).
-  const server = await startChildServer({ DATA_DIR: dir, LOG_LEVEL: 'info', UPDATES_PER_SECOND: '1000000', ...env })
+  const { url, server } = await startServerProcess({ DATA_DIR: dir, LOG_LEVEL: 'info', UPDATES_PER_SECOND: '1000000', ...env })
+    .catch(async (err) => { await rm(dir, { recursive: true, force: true }); throw err })
   try {
-    const session = await createSession(server.url)
-    const editor = new TestEditor(server.url)
-    await editor.join(session.id)
+    const session = await new TandemApi(url, null).createSession({ name: 'bench' })
+    const editor = await joinEditor(url, session.id)
     const latency = createHistogram()
     for (let i = 0; i < WARMUP + UPDATES; i++) {
       const started = performance.now()
-      const reply = await editor.insert(session.id, editor.text(session.id).length, 'x')
-      if (!reply.ok) throw new Error(`refused: ${reply.error.code}`)
+      const reply = await editor.insert(editor.text.length, 'x')
+      if (!reply.ok) throw new Error(`refused: ${reply.code}`)
       if (i >= WARMUP) recordMs(latency, performance.now() - started)
     }
     editor.close()

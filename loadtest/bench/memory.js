@@ -2,13 +2,14 @@
 // process (from /proc) before and after connecting idle editors that have joined their documents,
 // then after loading documents that nobody edits. Idle means connected, joined, cursor announced,
 // not typing. Median of 3 samples taken 1 s apart, after a settle.
-import { readFile } from 'node:fs/promises'
+import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import * as Y from 'yjs'
 import { encodeAwarenessUpdate, Awareness } from 'y-protocols/awareness'
-import { EVENTS } from '../../isomorphic/events.js'
-import { startChildServer } from '../../test/helpers/child-server.js'
-import { TestEditor } from '../../test/helpers/editor.js'
-import { createSession, tempDataDir } from '../../test/helpers/server.js'
+import { TandemApi } from '../api.js'
+import { startServerProcess } from '../spawn.js'
+import { joinEditor } from './joined-editor.js'
 
 const EDITORS = Number(process.env.EDITORS ?? 1000)
 const PER_ROOM = 5
@@ -34,32 +35,32 @@ async function settledRss (pid) {
 }
 
 export async function run () {
-  const data = await tempDataDir()
-  const server = await startChildServer({
-    DATA_DIR: data.dir, MAX_CONNECTIONS_PER_IP: '0', CONNECTIONS_PER_MINUTE: '0', JOINS_PER_MINUTE: '0', REST_PER_MINUTE: '0'
-  })
-  const pid = /** @type {number} */ (server.child.pid)
-  /** @type {TestEditor[]} */
+  const dir = await mkdtemp(join(tmpdir(), 'tandem-bench-'))
+  const { url, server } = await startServerProcess({
+    DATA_DIR: dir, LOG_LEVEL: 'info', MAX_CONNECTIONS_PER_IP: '0', CONNECTIONS_PER_MINUTE: '0', JOINS_PER_MINUTE: '0', REST_PER_MINUTE: '0'
+  }).catch(async (err) => { await rm(dir, { recursive: true, force: true }); throw err })
+  const pid = /** @type {number} */ (server.pid)
+  const api = new TandemApi(url, null)
+  /** @type {Awaited<ReturnType<typeof joinEditor>>[]} */
   const editors = []
   try {
     const baseline = await settledRss(pid)
     for (let room = 0; room < EDITORS / PER_ROOM; room++) {
-      const { id } = await createSession(server.url, { content: SEED })
+      const { id } = await api.createSession({ name: 'bench', content: SEED })
       for (let i = 0; i < PER_ROOM; i++) {
-        const editor = new TestEditor(server.url)
+        const editor = await joinEditor(url, id)
         editors.push(editor)
-        await editor.join(id)
         const awareness = new Awareness(new Y.Doc())
         awareness.setLocalState({ user: { name: `editor ${editors.length}`, color: '#268bd2' }, cursor: { anchor: 1, head: 1 } })
-        editor.socket.emit(EVENTS.AWARENESS, { doc: id, update: encodeAwarenessUpdate(awareness, [awareness.clientID]) })
+        editor.sendAwareness(encodeAwarenessUpdate(awareness, [awareness.clientID]))
         awareness.destroy()
       }
     }
     const withEditors = await settledRss(pid)
     // Documents without editors: loaded by a content read, kept until DOC_IDLE_MS (30 s) passes.
     for (let i = 0; i < DOCUMENTS; i++) {
-      const { id } = await createSession(server.url, { content: SEED })
-      await fetch(`${server.url}/api/sessions/${id}/content`).then(res => res.text())
+      const { id } = await api.createSession({ name: 'bench', content: SEED })
+      await api.content(id)
     }
     const withDocuments = await settledRss(pid)
     const perEditor = (withEditors - baseline - (EDITORS / PER_ROOM) * ((withDocuments - withEditors) / DOCUMENTS)) / EDITORS
@@ -72,7 +73,7 @@ export async function run () {
   } finally {
     for (const editor of editors) editor.close()
     await server.stop('SIGTERM')
-    await data.remove()
+    await rm(dir, { recursive: true, force: true })
   }
 }
 
