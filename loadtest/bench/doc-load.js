@@ -1,11 +1,13 @@
 // Time to load a document from the embedded store: a log of 10,000 single-keystroke updates as
 // written by typing, against the same history compacted into one snapshot. Median of 5 loads each,
 // through the server's own DocRegistry (read, merge, apply).
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import * as Y from 'yjs'
 import { createServer } from '../../server/app.js'
 import { loadConfig } from '../../server/config.js'
 import { TEXT_NAME } from '../../isomorphic/events.js'
-import { tempDataDir } from '../../test/helpers/server.js'
 import { createHistogram, recordMs, summarize } from '../histogram.js'
 
 const STORED_UPDATES = 10000
@@ -32,9 +34,9 @@ async function timeLoads (server, label, store) {
 }
 
 export async function run () {
-  const data = await tempDataDir()
+  const dir = await mkdtemp(join(tmpdir(), 'tandem-bench-'))
   // A huge compaction threshold keeps the raw log as written, so the first loads read all 10,000.
-  const config = loadConfig({}, { dataDir: data.dir, logLevel: 'silent', compactAfterUpdates: 10 * STORED_UPDATES })
+  const config = loadConfig({}, { dataDir: dir, logLevel: 'silent', compactAfterUpdates: 10 * STORED_UPDATES })
   const server = await createServer(config)
   try {
     const typist = new Y.Doc()
@@ -54,7 +56,7 @@ export async function run () {
     return { logMedianMs: log.p50, snapshotMedianMs: snapshot.p50 }
   } finally {
     await server.close()
-    await data.remove()
+    await rm(dir, { recursive: true, force: true })
   }
 }
 

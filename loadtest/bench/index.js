@@ -1,9 +1,7 @@
 // `npm run bench`: the single-process micro-benchmarks quoted in docs/PERFORMANCE.md (ACK latency,
 // document load, memory). `npm run bench -- scale` runs the scale-out bench (bench/scale.js)
 // instead, with the arguments after `scale`.
-// Each bench is loaded only when it runs: the micro-benchmarks use the tests' helpers, which import
-// node:test, and from Node 22 a process that imports node:test prints the runner's summary on
-// stdout as it exits, which would follow the JSON of `scale --json`.
+// Each bench is loaded only when it runs, so a run loads only what it measures.
 
 const SCALE = 'scale'
 const argv = process.argv.slice(2)
