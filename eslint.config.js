@@ -6,6 +6,7 @@ import neostandard from 'neostandard'
 // nothing outside itself but packages (test/isomorphic.test.js bundles it for the browser, which
 // also proves those packages browser-safe). The browser client imports nothing from the server, the
 // load test or the tests, and the server nothing from the browser client, the load test or the tests.
+// The load test imports nothing from the tests; the tests may import the load test's parts.
 
 const NODE_BUILTIN = `^(?:node:|(?:${builtinModules.filter(name => !name.includes(':')).join('|')})(?:/|$))`
 const NODE_GLOBALS = ['process', 'Buffer', 'require', 'module', '__dirname', '__filename', 'global', 'setImmediate', 'clearImmediate']
@@ -41,6 +42,14 @@ export default [
     rules: {
       'no-restricted-imports': refuseImports([
         ['^(?:\\.\\./)+(?:client/src|loadtest|test)/', 'The server imports nothing from the browser client, the load test or the tests.']
+      ])
+    }
+  },
+  {
+    files: ['loadtest/**/*.js'],
+    rules: {
+      'no-restricted-imports': refuseImports([
+        ['^(?:\\.\\./)+test/', 'The load test imports nothing from the tests; a part both need lives in loadtest/, and test/ imports it.']
       ])
     }
   }

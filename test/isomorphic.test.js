@@ -7,7 +7,8 @@ import { ESLint } from 'eslint'
 
 // isomorphic/ runs unchanged in browsers and in Node. The lint rules of eslint.config.js keep it so
 // as it is edited; these tests show that they refuse what they must (and no more), and that the
-// folder, with the packages it imports, bundles for the browser.
+// folder, with the packages it imports, bundles for the browser. The same rules keep imports
+// between the other folders pointing one way; a check here shows the load test's bites.
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const eslint = new ESLint({ cwd: ROOT })
@@ -59,5 +60,13 @@ describe('isomorphic/', () => {
     assert.deepEqual(result.warnings, [])
     const outside = Object.keys(result.metafile.inputs).filter(path => !path.startsWith('isomorphic/') && !path.includes('node_modules/'))
     assert.deepEqual(outside, [])
+  })
+})
+
+describe('loadtest/', () => {
+  it('imports nothing from the tests, while the tests may import from it', async () => {
+    assert.deepEqual(await lint('loadtest/bench/snippet.js', "import { tempDataDir } from '../../test/helpers/server.js'\nexport { tempDataDir }\n"), ['no-restricted-imports'])
+    assert.deepEqual(await lint('loadtest/snippet.js', "import { atEnd } from '../test/helpers/at-end.js'\nexport { atEnd }\n"), ['no-restricted-imports'])
+    assert.deepEqual(await lint('test/helpers/snippet.js', "import { startProcess } from '../../loadtest/spawn.js'\nexport { startProcess }\n"), [])
   })
 })
