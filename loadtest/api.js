@@ -64,10 +64,16 @@ export class TandemApi {
     return JSON.parse((await this.request('GET', '/api/health')).text)
   }
 
-  /** Prometheus text, or null when the server exposes no metrics. */
+  /**
+   * The server's metrics as prom-client's JSON (`Accept: application/json`), or null when it exposes
+   * none, or only as text (a build older than the JSON form).
+   * @returns {Promise<import('./prometheus.js').MetricJson[] | null>}
+   */
   async metrics () {
     try {
-      return (await this.request('GET', '/metrics', undefined, this.metricsHeaders)).text
+      const { text } = await this.request('GET', '/metrics', undefined, { ...this.metricsHeaders, accept: 'application/json' })
+      const metrics = JSON.parse(text)
+      return Array.isArray(metrics) ? metrics : null
     } catch {
       return null
     }

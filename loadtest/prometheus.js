@@ -1,34 +1,25 @@
-// The server's /metrics in the Prometheus text format: samples with their labels, summed across
-// label sets (a cluster reports every worker's series with a `worker` label), and quantiles
-// estimated from histogram buckets the way PromQL's histogram_quantile does.
-// The parser is this file's, not a package's: the format is one sample per line, read whole by one
-// expression, and the JavaScript parser in wide use (parse-prometheus-text-format) has not changed
-// since 2019.
+// The server's /metrics as samples with their labels, summed across label sets (a cluster reports
+// every worker's series with a `worker` label), and quantiles estimated from histogram buckets the way
+// PromQL's histogram_quantile does. The server sends prom-client's JSON (`getMetricsAsJSON`), so
+// no text is parsed here.
 
 /** @typedef {{ name: string, labels: Record<string, string>, value: number }} Sample */
-
-// name, optional {labels}, value; a timestamp may follow and is not needed.
-const LINE = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)/
-const LABEL = /([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g
-const INFINITIES = new Map([['+Inf', Infinity], ['-Inf', -Infinity]])
+/**
+ * One metric as prom-client's `getMetricsAsJSON` gives it: a histogram's values name their series
+ * (`x_bucket` with an `le` label, `x_sum`, `x_count`).
+ * @typedef {{ name: string, values: { value: number, labels: Record<string, string | number>, metricName?: string }[] }} MetricJson
+ */
 
 /**
- * @param {string} text
+ * @param {MetricJson[]} metrics
  * @returns {Sample[]}
  */
-export function parseMetrics (text) {
-  /** @type {Sample[]} */
-  const samples = []
-  for (const line of text.split('\n')) {
-    if (line === '' || line.startsWith('#')) continue
-    const match = LINE.exec(line)
-    if (!match) continue
-    /** @type {Record<string, string>} */
-    const labels = {}
-    for (const [, key, value] of (match[2] ?? '').matchAll(LABEL)) labels[key] = value.replace(/\\(.)/g, (_, c) => c === 'n' ? '\n' : c)
-    samples.push({ name: match[1], labels, value: INFINITIES.get(match[3]) ?? Number(match[3]) })
-  }
-  return samples
+export function samplesOf (metrics) {
+  return metrics.flatMap(metric => metric.values.map(({ value, labels, metricName }) => ({
+    name: metricName ?? metric.name,
+    labels: Object.fromEntries(Object.entries(labels).map(([key, label]) => [key, String(label)])),
+    value
+  })))
 }
 
 /**

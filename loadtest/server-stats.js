@@ -1,6 +1,6 @@
 import { EVENTS } from '../isomorphic/events.js'
 import { now } from './clock.js'
-import { bucketDelta, buckets, max, parseMetrics, quantile, sum } from './prometheus.js'
+import { bucketDelta, buckets, max, quantile, samplesOf, sum } from './prometheus.js'
 
 // The server's side of a level, from /metrics scraped when the measured window opens and when it
 // closes. Counters and histograms are differenced between the two scrapes; the event-loop lag
@@ -17,8 +17,8 @@ const MB = 1024 * 1024
  * @returns {Promise<Scrape | null>} null when the server has no /metrics
  */
 export async function scrape (api) {
-  const text = await api.metrics()
-  return text === null ? null : { at: now(), samples: parseMetrics(text) }
+  const metrics = await api.metrics()
+  return metrics === null ? null : { at: now(), samples: samplesOf(metrics) }
 }
 
 /**

@@ -107,7 +107,7 @@ export async function createServer (config, deps = {}) {
   app.use('/api/sessions', rateLimited(limits.rest, audit), sessionsRoutes({
     sessions, registry, access, cluster, guards: apiGuards({ apiKey: config.apiKey, access, audit }), audit, config
   }))
-  app.use(metricsRoutes({ token: config.metricsToken, text: () => cluster.metricsText(), contentType: metrics.registry.contentType, audit }))
+  app.use(metricsRoutes({ token: config.metricsToken, gather: () => cluster.metricsRegistry(), audit }))
   app.use(staticRoutes())
   app.use(notFound)
   app.use(errorHandler({ metrics }))

@@ -1,44 +1,49 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { assessGenerator } from '../loadtest/generator-health.js'
-import { bucketDelta, buckets, max, parseMetrics, quantile, sum } from '../loadtest/prometheus.js'
+import client from 'prom-client'
+import { bucketDelta, buckets, max, quantile, samplesOf, sum } from '../loadtest/prometheus.js'
 import { niceCeiling, renderChart } from '../loadtest/report/svg.js'
 import { findKnee, sloFailures, verdict } from '../loadtest/verdict.js'
 
 describe('load test metrics scrape', () => {
-  const text = (/** @type {number} */ n) => [
-    '# HELP tandem_update_duration_seconds x',
-    '# TYPE tandem_update_duration_seconds histogram',
-    `tandem_update_duration_seconds_bucket{le="0.001",worker="0"} ${n * 50}`,
-    `tandem_update_duration_seconds_bucket{le="0.001",worker="1"} ${n * 40}`,
-    `tandem_update_duration_seconds_bucket{le="0.01",worker="0"} ${n * 50}`,
-    `tandem_update_duration_seconds_bucket{le="0.01",worker="1"} ${n * 50}`,
-    `tandem_update_duration_seconds_bucket{le="+Inf",worker="0"} ${n * 50}`,
-    `tandem_update_duration_seconds_bucket{le="+Inf",worker="1"} ${n * 50}`,
-    `process_cpu_seconds_total{worker="0"} ${n * 2}`,
-    `process_cpu_seconds_total{worker="1"} ${n * 3}`,
-    'nodejs_eventloop_lag_p99_seconds{worker="0"} 0.012',
-    'nodejs_eventloop_lag_p99_seconds{worker="1"} 0.031',
-    'tandem_broadcast_deliveries_total{event="doc:update"} 7',
-    'tandem_broadcast_deliveries_total{event="doc:awareness"} 5'
-  ].join('\n')
+  /**
+   * What a server of two workers serves as JSON after `n` rounds: prom-client's own registries,
+   * aggregated as the cluster aggregates them.
+   * @param {number} n
+   */
+  const scrapeAfter = async (n) => {
+    const workers = await Promise.all(['0', '1'].map(async (worker, i) => {
+      const registry = new client.Registry()
+      registry.setDefaultLabels({ worker })
+      const updates = new client.Histogram({ name: 'tandem_update_duration_seconds', help: 'x', buckets: [0.001, 0.01], registers: [registry] })
+      const fast = i === 0 ? 50 : 40
+      for (let k = 0; k < n * fast; k++) updates.observe(0.0005)
+      for (let k = 0; k < n * (50 - fast); k++) updates.observe(0.005)
+      new client.Counter({ name: 'process_cpu_seconds_total', help: 'x', registers: [registry] }).inc(n * (2 + i))
+      new client.Gauge({ name: 'nodejs_eventloop_lag_p99_seconds', help: 'x', registers: [registry] }).set(i === 0 ? 0.012 : 0.031)
+      if (i === 0) {
+        const deliveries = new client.Counter({ name: 'tandem_broadcast_deliveries_total', help: 'x', labelNames: ['event'], registers: [registry] })
+        deliveries.inc({ event: 'doc:update' }, 7)
+        deliveries.inc({ event: 'doc:awareness' }, 5)
+      }
+      return registry.getMetricsAsJSON()
+    }))
+    // Through JSON, as it travels.
+    return JSON.parse(JSON.stringify(await client.AggregatorRegistry.aggregate(workers).getMetricsAsJSON()))
+  }
 
-  it('sums series across workers and takes the worst for gauges', () => {
-    const samples = parseMetrics(text(1))
+  it('sums series across workers and takes the worst for gauges', async () => {
+    const samples = samplesOf(await scrapeAfter(1))
     assert.equal(sum(samples, 'process_cpu_seconds_total'), 5)
     assert.equal(sum(samples, 'tandem_broadcast_deliveries_total', { event: 'doc:update' }), 7)
     assert.equal(max(samples, 'nodejs_eventloop_lag_p99_seconds'), 0.031)
     assert.deepEqual(buckets(samples, 'tandem_update_duration_seconds'), [{ le: 0.001, count: 90 }, { le: 0.01, count: 100 }, { le: Infinity, count: 100 }])
   })
 
-  it('reads infinite values, escaped label values and trailing timestamps', () => {
-    const [inf, escaped] = parseMetrics('# TYPE x gauge\nx{path="/a}b"} +Inf\ny{name="say \\"hi\\"\\nbye\\\\"} -3.5e-1 1712345678000\n')
-    assert.deepEqual(inf, { name: 'x', labels: { path: '/a}b' }, value: Infinity })
-    assert.deepEqual(escaped, { name: 'y', labels: { name: 'say "hi"\nbye\\' }, value: -0.35 })
-  })
-
-  it('estimates quantiles from the bucket counts observed between two scrapes', () => {
-    const delta = bucketDelta(buckets(parseMetrics(text(1)), 'tandem_update_duration_seconds'), buckets(parseMetrics(text(3)), 'tandem_update_duration_seconds'))
+  it('estimates quantiles from the bucket counts observed between two scrapes', async () => {
+    const name = 'tandem_update_duration_seconds'
+    const delta = bucketDelta(buckets(samplesOf(await scrapeAfter(1)), name), buckets(samplesOf(await scrapeAfter(3)), name))
     assert.deepEqual(delta.map(b => b.count), [180, 200, 200])
     assert.ok(Math.abs(/** @type {number} */ (quantile(delta, 0.45)) - 0.0005) < 1e-12)
     assert.ok(Math.abs(/** @type {number} */ (quantile(delta, 0.95)) - 0.0055) < 1e-12)

@@ -33,6 +33,21 @@ describe('/metrics with METRICS_TOKEN', () => {
     assert.equal(res.status, 200)
     assert.match(res.body, /^process_resident_memory_bytes\{/m)
   })
+
+  it('serves prom-client\'s JSON of the same series to a client that asks for JSON, and text to Prometheus', async () => {
+    const authorization = `Bearer ${METRICS_TOKEN}`
+    const json = await api(tandem.url, '/metrics', { headers: { authorization, accept: 'application/json' } })
+    assert.equal(json.status, 200)
+    assert.match(json.headers.get('content-type') ?? '', /^application\/json/)
+    const rss = json.body.find((/** @type {any} */ metric) => metric.name === 'process_resident_memory_bytes')
+    assert.ok(rss.values[0].value > 0)
+    assert.ok(json.body.some((/** @type {any} */ metric) => metric.name === 'tandem_documents_loaded'))
+    // Prometheus's own Accept header: OpenMetrics first, then the text format, then anything.
+    const prometheus = 'application/openmetrics-text;version=1.0.0;q=0.5,text/plain;version=0.0.4;q=0.3,*/*;q=0.2'
+    const text = await api(tandem.url, '/metrics', { headers: { authorization, accept: prometheus } })
+    assert.match(text.headers.get('content-type') ?? '', /^text\/plain/)
+    assert.match(text.body, /^tandem_documents_loaded\{/m)
+  })
 })
 
 describe('/metrics with METRICS_PUBLIC=true', () => {

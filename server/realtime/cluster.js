@@ -127,11 +127,11 @@ export function createCluster (io, { enabled, feed, registry, metrics, logger })
       clearInterval(sweep)
     },
 
-    /** Prometheus text of every process, each series labelled with its `worker`. */
-    async metricsText () {
-      if (!enabled) return metrics.registry.metrics()
+    /** The metrics of every process, each series labelled with its `worker`. */
+    async metricsRegistry () {
+      if (!enabled) return metrics.registry
       const all = [await metrics.registry.getMetricsAsJSON(), ...await ask(CLUSTER_EVENTS.METRICS)]
-      return client.AggregatorRegistry.aggregate(all).metrics()
+      return client.AggregatorRegistry.aggregate(all)
     }
   }
 }
