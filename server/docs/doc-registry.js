@@ -164,6 +164,7 @@ export class DocRegistry {
     await this.#unloading.get(id)
     const started = performance.now()
     const ydoc = new Y.Doc()
+    /** @type {import('../storage/doc-store.js').StoredDoc} */
     let stored
     try {
       // Subscribed before the read: a write stored after it arrives as a message.
