@@ -18,10 +18,12 @@ export const TRACE_CREDIT = 'Editing-trace format and the shared code-editing tr
   '(https://github.com/josephg/editing-traces), licensed CC BY 4.0 (https://creativecommons.org/licenses/by/4.0/). ' +
   'Credit the trace\'s author wherever these results are published.'
 
+/** @typedef {import('./level-result.js').LevelResult & { slo: { pass: boolean, failures: string[] } }} JudgedLevel */
+
 /**
  * @typedef {object} RunHooks
  * @property {(progress: import('./level.js').Progress) => void} onProgress
- * @property {(level: import('./level-result.js').LevelResult & { slo: { pass: boolean, failures: string[] } }) => void} onLevel
+ * @property {(level: JudgedLevel) => void} onLevel
  * @property {(text: string) => void} onNote
  */
 
@@ -47,6 +49,7 @@ export async function runLoadTest (options, hooks, argv) {
     const authOn = health.auth === 'on'
     const server = describeServer(health, spawned)
     const target = tandemTarget(api, { mintTokens: authOn && options.apiKey !== null && options.token === null, urls })
+    /** @type {JudgedLevel[]} */
     const levels = []
     /** @type {import('./soak.js').SoakResult | null} */
     let soak = null

@@ -17,7 +17,7 @@ import { sessionsRoutes } from './http/sessions-routes.js'
 import { staticRoutes } from './http/static-routes.js'
 import { createLimits } from './limits/limits.js'
 import { createLogger } from './logger.js'
-import { createMetrics } from './metrics.js'
+import { createMetrics, registerGauges } from './metrics.js'
 import { admission } from './realtime/admission.js'
 import { createCluster } from './realtime/cluster.js'
 import { closeForEditors } from './realtime/editors.js'
@@ -47,13 +47,7 @@ const CLOSE_GRACE_MS = 1000
  */
 export async function createServer (config, deps = {}) {
   const logger = deps.logger ?? createLogger(config)
-  // The gauges are read at scrape time, once the parts they read exist.
-  const metrics = createMetrics({
-    worker: `${config.nodeName}/${process.env.NODE_APP_INSTANCE ?? '0'}`,
-    connections: () => io.engine.clientsCount,
-    documents: () => registry.size,
-    editors: () => registry.editorTotal()
-  })
+  const metrics = createMetrics({ worker: `${config.nodeName}/${process.env.NODE_APP_INSTANCE ?? '0'}` })
   const storageHealth = new StorageHealth(logger, metrics.storageErrors)
   const backend = await openBackend(config, logger, storageHealth)
   const corsOrigin = allowedOrigins(config.corsOrigin)
@@ -75,8 +69,13 @@ export async function createServer (config, deps = {}) {
     logger,
     metrics,
     feed: backend.feed,
-    onInvalid: docId => closeForEditors(registry, docId, CLOSE_REASONS.RELOAD),
+    onInvalid: (docId, docs) => closeForEditors(docs, docId, CLOSE_REASONS.RELOAD),
     onRemoteUpdate: (doc, update) => relayOf(doc, io.of('/'), relayOptions).update(update)
+  })
+  registerGauges(metrics, {
+    connections: () => io.engine.clientsCount,
+    documents: () => registry.size,
+    editors: () => registry.editorTotal()
   })
   const cluster = createCluster(io, { enabled: backend.adapter !== undefined, feed: backend.feed, registry, metrics, logger })
   const sessions = new SessionService({ store: backend.sessionStore, docStore: backend.docStore, registry, cluster, config })

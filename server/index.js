@@ -6,6 +6,7 @@ import { createLogger } from './logger.js'
 // The process around the server: reads the environment, listens, tells PM2 it is ready, and shuts
 // down cleanly on SIGINT/SIGTERM within `shutdownTimeoutMs`.
 
+/** @type {Readonly<import('./config.js').Config>} */
 let config
 try {
   config = loadConfig(process.env)

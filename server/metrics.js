@@ -6,11 +6,10 @@ import client from 'prom-client'
  * server-side share of ACK latency.
  */
 /**
- * @param {{ worker: string, connections: () => number, documents: () => number, editors: () => number }} options
- *   `worker` labels every series (host/instance), so a cluster-wide scrape tells workers apart; the
- *   gauges are read at scrape time, so they cannot drift from the state they describe
+ * @param {{ worker: string }} options `worker` labels every series (host/instance), so a cluster-wide
+ *   scrape tells workers apart
  */
-export function createMetrics ({ worker, ...gauges }) {
+export function createMetrics ({ worker }) {
   const registry = new client.Registry()
   registry.setDefaultLabels({ worker })
   client.collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 10 })
@@ -18,9 +17,6 @@ export function createMetrics ({ worker, ...gauges }) {
 
   return {
     registry,
-    connections: sampled('tandem_connections', 'Open Socket.IO connections', gauges.connections),
-    documents: sampled('tandem_documents_loaded', 'Documents held in memory', gauges.documents),
-    editors: sampled('tandem_editors', 'Editors joined to loaded documents', gauges.editors),
     updatesApplied: new client.Counter({ name: 'tandem_updates_applied_total', help: 'Yjs updates applied and acknowledged', registers }),
     updateBytes: new client.Counter({ name: 'tandem_update_bytes_total', help: 'Bytes of Yjs updates applied', registers }),
     updateDuration: new client.Histogram({
@@ -48,11 +44,21 @@ export function createMetrics ({ worker, ...gauges }) {
     }),
     slowConsumers: new client.Counter({ name: 'tandem_slow_consumers_dropped_total', help: 'Connections dropped for not reading what was sent to them', registers })
   }
+}
 
-  /** @param {string} name @param {string} help @param {() => number} read */
-  function sampled (name, help, read) {
-    return new client.Gauge({ name, help, registers, collect () { this.set(read()) } })
-  }
+/**
+ * Adds the gauges of what the server holds, once the parts that hold it exist. Each is read at
+ * scrape time (prom-client's `collect`), so it cannot drift from the state it describes.
+ * @param {Metrics} metrics
+ * @param {{ connections: () => number, documents: () => number, editors: () => number }} read
+ */
+export function registerGauges ({ registry }, read) {
+  const registers = [registry]
+  /** @param {string} name @param {string} help @param {() => number} value */
+  const sampled = (name, help, value) => new client.Gauge({ name, help, registers, collect () { this.set(value()) } })
+  sampled('tandem_connections', 'Open Socket.IO connections', read.connections)
+  sampled('tandem_documents_loaded', 'Documents held in memory', read.documents)
+  sampled('tandem_editors', 'Editors joined to loaded documents', read.editors)
 }
 
 /** @typedef {ReturnType<typeof createMetrics>} Metrics */

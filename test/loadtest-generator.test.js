@@ -50,6 +50,7 @@ describe('load test send log', () => {
         log.record(index, first, 100 * index + i)
       }
     })
+    /** @type {number[]} */
     const matched = []
     const cursor = new ReceiptCursor(log)
     const receive = (/** @type {Uint8Array} */ update) => {

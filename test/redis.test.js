@@ -52,6 +52,7 @@ for (const redisAdapter of /** @type {const} */ (['sharded', 'classic'])) {
       const session = await createSession(b.url)
       const group = [editorOn(a), editorOn(b), editorOn(a), editorOn(b)]
       for (const editor of group) await editor.join(session.id)
+      /** @type {ReturnType<TestEditor['insert']>[]} */
       const acks = []
       for (let round = 0; round < 20; round++) {
         group.forEach((editor, i) => acks.push(editor.insert(session.id, 0, `${i}.${round};`)))

@@ -38,6 +38,7 @@ async function measure (env) {
 }
 
 export async function run () {
+  /** @type {Record<string, Record<string, number>>} */
   const results = {}
   for (const [label, env] of /** @type {const} */ ([['default writes', {}], ['SYNC_WRITES=true', { SYNC_WRITES: 'true' }]])) {
     const { p50, p90, p99, max } = await measure(env)

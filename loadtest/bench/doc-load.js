@@ -41,6 +41,7 @@ export async function run () {
   try {
     const typist = new Y.Doc()
     const text = typist.getText(TEXT_NAME)
+    /** @type {Uint8Array[]} */
     const updates = []
     typist.on('update', (/** @type {Uint8Array} */ update) => updates.push(update))
     for (let i = 0; i < STORED_UPDATES; i++) text.insert(i, 'abcdefghij'[i % 10])

@@ -23,13 +23,19 @@ export function keyMatches (expected, presented) {
 }
 
 /**
+ * A guard placed before route handlers; its params type is theirs too (Express infers a route's
+ * params from all its handlers), so it names them as the strings they are.
+ * @typedef {import('express').RequestHandler<Record<string, string>>} Guard
+ */
+
+/**
  * Express guards for the REST API. With no API_KEY configured (development) every guard lets the
  * request through.
  * @param {object} deps
  * @param {string} deps.apiKey
  * @param {import('./access.js').Access} deps.access
  * @param {import('../audit.js').Audit} deps.audit
- * @returns {{ requireApiKey: import('express').RequestHandler<any>, requireApiKeyOrToken: import('express').RequestHandler<any> }}
+ * @returns {{ requireApiKey: Guard, requireApiKeyOrToken: Guard }}
  */
 export function apiGuards ({ apiKey, access, audit }) {
   /**
@@ -41,7 +47,7 @@ export function apiGuards ({ apiKey, access, audit }) {
     return new AppError('UNAUTHORIZED', reason)
   }
 
-  /** @type {import('express').RequestHandler<any>} */
+  /** @type {Guard} */
   const requireApiKey = (req, res, next) => {
     if (!apiKey) return next()
     const presented = bearerOf(req)
@@ -52,7 +58,7 @@ export function apiGuards ({ apiKey, access, audit }) {
   /**
    * The API key, or a join token for the session in the path: an editor page may read the session
    * it was invited to.
-   * @type {import('express').RequestHandler<any>}
+   * @type {Guard}
    */
   const requireApiKeyOrToken = (req, res, next) => {
     if (!apiKey) return next()

@@ -51,6 +51,7 @@ export class TokenIssuer {
    */
   async verify (token) {
     if (typeof token !== 'string' || token === '') throw new AppError('UNAUTHORIZED', 'a token is required')
+    /** @type {import('jose').JWTPayload} */
     let payload
     try {
       ({ payload } = await jwtVerify(token, this.key, { issuer: ISSUER, algorithms: [ALGORITHM] }))
@@ -60,7 +61,7 @@ export class TokenIssuer {
     }
     const { sid, sub, role, jti, iat_ms: issuedAtMs, exp } = payload
     if (typeof sid !== 'string' || typeof sub !== 'string' || typeof jti !== 'string' ||
-        !Object.values(ROLES).includes(/** @type {any} */ (role)) || typeof issuedAtMs !== 'number' || typeof exp !== 'number') {
+        !(/** @type {unknown[]} */ (Object.values(ROLES)).includes(role)) || typeof issuedAtMs !== 'number' || typeof exp !== 'number') {
       throw new AppError('UNAUTHORIZED', 'the token is invalid')
     }
     return {

@@ -27,8 +27,8 @@ export class DocRegistry {
    * @param {import('../metrics.js').Metrics} deps.metrics
    * @param {import('../storage/redis-doc-feed.js').RedisDocFeed} [deps.feed] how processes sharing the store
    *   tell each other of writes; a loaded document is subscribed to it
-   * @param {(docId: string) => void} [deps.onInvalid] called when a document's memory can no longer
-   *   be trusted, before it is dropped: its editors must leave and rejoin
+   * @param {(docId: string, registry: DocRegistry) => void} [deps.onInvalid] called when a document's
+   *   memory can no longer be trusted, before it is dropped: its editors must leave and rejoin
    * @param {(doc: LiveDoc, update: Uint8Array) => void} [deps.onRemoteUpdate] called with what
    *   another process stored that a loaded copy lacked
    */
@@ -128,7 +128,7 @@ export class DocRegistry {
    * @param {string} id
    */
   async invalidate (id) {
-    this.onInvalid(id)
+    this.onInvalid(id, this)
     await this.evict(id)
   }
 
@@ -164,6 +164,7 @@ export class DocRegistry {
     await this.#unloading.get(id)
     const started = performance.now()
     const ydoc = new Y.Doc()
+    /** @type {import('../storage/doc-store.js').StoredDoc} */
     let stored
     try {
       // Subscribed before the read: a write stored after it arrives as a message.

@@ -9,5 +9,5 @@ import proxyAddr from 'proxy-addr'
  */
 export function clientIpOf (trustProxy) {
   const trust = (/** @type {string} */ _address, /** @type {number} */ hop) => hop < trustProxy
-  return req => proxyAddr(/** @type {any} */ (req), trust)
+  return req => proxyAddr(req, trust)
 }

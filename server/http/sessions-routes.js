@@ -21,7 +21,7 @@ export function sessionsRoutes ({ sessions, registry, access, cluster, guards, a
   const router = Router()
   const tokenBody = createTokenBody(config.maxTokenTtlSeconds)
   const { requireApiKey, requireApiKeyOrToken } = guards
-  /** @type {import('express').RequestHandler<any>} */
+  /** @type {import('../auth/api-key.js').Guard} */
   const open = (req, res, next) => next()
   const requireForList = config.listNeedsApiKey ? requireApiKey : open
 

@@ -49,7 +49,7 @@ export function staticRoutes ({ root = CLIENT_DIST } = {}) {
     res.set('content-security-policy', PAGE_POLICY)
     res.sendFile(file, { root, headers: { 'cache-control': PAGE_CACHE } }, (err) => {
       if (!err) return
-      next(/** @type {any} */ (err).code === 'ENOENT'
+      next(/** @type {NodeJS.ErrnoException} */ (err).code === 'ENOENT'
         ? new AppError('NOT_FOUND', 'the editor page is not built: run `npm run build`')
         : err)
     })
@@ -72,7 +72,7 @@ export function staticRoutes ({ root = CLIENT_DIST } = {}) {
       res.set('cache-control', HASHED_NAME.test(name) ? ASSET_CACHE : PAGE_CACHE)
       res.sendFile(file, { root: assets, cacheControl: false }, err => { if (err) next(err) })
     } catch (err) {
-      next(/** @type {any} */ (err).code === 'ENOENT' ? undefined : err)
+      next(/** @type {NodeJS.ErrnoException} */ (err).code === 'ENOENT' ? undefined : err)
     }
   })
   return router

@@ -30,7 +30,7 @@ export function createIo (httpServer, { config, corsOrigin, adapter, logger }) {
     parser: watched.parser,
     // Without sticky sessions (PM2's balancer has none) a long-polling client's requests land on
     // different workers; a cluster serves WebSocket only and refuses polling with a 400.
-    transports: /** @type {any} */ (config.transports),
+    transports: /** @type {import('socket.io').ServerOptions['transports']} */ (config.transports),
     maxHttpBufferSize: maxFrameBytes(config.maxUpdateBytes),
     cors: { origin: corsHeaderOf(corsOrigin) },
     // CORS headers only guard long-polling; a browser opens a WebSocket from any page. So the Origin

@@ -103,7 +103,7 @@ async function checkWaitAof (client) {
 
 /** Where a client is connected, without credentials. @param {import('./redis.js').RedisClient} client */
 function redisWhere (client) {
-  const options = /** @type {any} */ (client).options ?? {}
+  const options = /** @type {{ options?: { host?: string, port?: number } }} */ (client).options ?? {}
   return options.host ? `${options.host}:${options.port}` : 'cluster'
 }
 
@@ -115,7 +115,7 @@ function publishingSafely (client, logger) {
   return new Proxy(client, {
     get (target, property) {
       if (property === 'publish') {
-        return (/** @type {any[]} */ ...args) => /** @type {any} */ (target).publish(...args).catch((/** @type {Error} */ err) => {
+        return (/** @type {[string, string | Buffer]} */ ...args) => target.publish(...args).catch((/** @type {Error} */ err) => {
           logger.debug({ err: err.message }, 'broadcast publish failed')
         })
       }

@@ -45,6 +45,7 @@ export class LevelGuard {
   sublevel (name, { valueEncoding }) {
     const sublevel = this.db.sublevel(name, { keyEncoding: 'utf8', valueEncoding })
     this.#sublevels.push(sublevel)
+    // abstract-level types a sublevel's values by an encoding object, not by an encoding's name.
     return /** @type {any} */ (sublevel)
   }
 

@@ -43,7 +43,7 @@ export function closedCleanly (dataDir, logger) {
  */
 function startErrorOf (dataDir, err) {
   if (err instanceof StartError) return err
-  const cause = /** @type {{ code?: string, message?: string }} */ (/** @type {any} */ (err)?.cause ?? err)
+  const cause = /** @type {{ code?: string, message?: string }} */ (/** @type {{ cause?: unknown } | null | undefined} */ (err)?.cause ?? err)
   const message = cause?.message ?? String(err)
   const details = { dataDir, cause: message }
   if (cause?.code === 'LEVEL_LOCKED') {

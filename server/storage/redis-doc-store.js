@@ -53,6 +53,15 @@ return 0
 
 /** @typedef {import('./doc-store.js').DocStore} DocStore */
 
+/**
+ * The scripts above as commands of the client: `defineCommand` adds them at run time, where
+ * ioredis's types cannot see them.
+ * @typedef {object} DocScripts
+ * @property {(log: string, snap: string, deleted: string, ...updates: Buffer[]) => Promise<[string, string, number]>} tandemAppend
+ * @property {(snap: string, log: string, deleted: string, data: Buffer, position: string) => Promise<0 | 1>} tandemCompact
+ * @property {(lock: string, token: string) => Promise<0 | 1>} tandemUnlock
+ */
+
 /** @implements {DocStore} */
 export class RedisDocStore {
   kind = 'redis'
@@ -63,7 +72,7 @@ export class RedisDocStore {
    * @param {{ waitAof: boolean }} options
    */
   constructor (client, { waitAof }) {
-    this.client = client
+    this.client = /** @type {import('./redis.js').RedisClient & DocScripts} */ (client)
     this.waitAof = waitAof
     client.defineCommand('tandemCompact', { numberOfKeys: 3, lua: COMPACT_SCRIPT })
     client.defineCommand('tandemAppend', { numberOfKeys: 3, lua: APPEND_SCRIPT })
@@ -105,7 +114,7 @@ export class RedisDocStore {
   async append (docId, updates) {
     const keys = keysOf(docId)
     const buffers = updates.map(update => Buffer.from(update.buffer, update.byteOffset, update.byteLength))
-    const [prev, last, logLength] = await /** @type {any} */ (this.client).tandemAppend(keys.log, keys.snap, keys.deleted, ...buffers)
+    const [prev, last, logLength] = await this.client.tandemAppend(keys.log, keys.snap, keys.deleted, ...buffers)
     if (this.waitAof) await this.#waitAof()
     return { logLength, span: { prev: String(prev), last: String(last) } }
   }
@@ -122,9 +131,9 @@ export class RedisDocStore {
     try {
       const { snapshot, position } = await makeSnapshot()
       const data = Buffer.from(snapshot.buffer, snapshot.byteOffset, snapshot.byteLength)
-      return (await /** @type {any} */ (this.client).tandemCompact(keys.snap, keys.log, keys.deleted, data, position ?? '0-0')) === 1
+      return (await this.client.tandemCompact(keys.snap, keys.log, keys.deleted, data, position ?? '0-0')) === 1
     } finally {
-      await /** @type {any} */ (this.client).tandemUnlock(keys.lock, token).catch(() => {})
+      await this.client.tandemUnlock(keys.lock, token).catch(() => {})
     }
   }
 

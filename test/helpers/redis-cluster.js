@@ -15,6 +15,7 @@ const run = promisify(execFile)
  */
 export async function startRedisCluster ({ masters = 3 } = {}) {
   const data = await tempDataDir()
+  /** @type {number[]} */
   const ports = []
   for (let i = 0; i < masters; i++) ports.push(await freePort())
   const children = ports.map(port => spawn('redis-server', [

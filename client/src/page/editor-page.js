@@ -28,7 +28,7 @@ export async function renderEditor (root, id) {
   try {
     session = await getSession(id, token)
   } catch (err) {
-    const message = /** @type {any} */ (err).status === 404 ? 'No such session.' : `Could not load the session: ${/** @type {Error} */ (err).message}`
+    const message = /** @type {{ status?: number }} */ (err).status === 404 ? 'No such session.' : `Could not load the session: ${/** @type {Error} */ (err).message}`
     root.replaceChildren(h('main', { class: 'missing' }, [h('p', {}, [message]), h('a', { href: '/' }, ['All sessions'])]))
     return
   }
