@@ -109,7 +109,7 @@ describe('npm run loadtest --spawn cluster --cluster-workers 2', { skip: missing
     const out = await tempDataDir()
     try {
       const { stdout } = await run(process.execPath, [CLI, '--spawn', 'cluster', '--cluster-workers', '2', '--editors', '10', '--per-room', '5', '--rate', '10',
-        '--awareness-rate', '0', '--warmup', '1', '--duration', '3', '--rest-duration', '0', '--json', '--out', out.dir], { timeout: 120000 })
+        '--awareness-rate', '0', '--warmup', '1', '--duration', '6', '--rest-duration', '0', '--json', '--out', out.dir], { timeout: 120000 })
       report = JSON.parse(stdout)
       const [dir] = await readdir(out.dir)
       markdown = await readFile(join(out.dir, dir, 'report.md'), 'utf8')
@@ -145,12 +145,14 @@ describe('npm run loadtest --spawn cluster --cluster-workers 2', { skip: missing
     assert.equal(tableAfter(markdown, '## Server and load generator')[0][5], formatPercent(cpuPercent))
   })
 
-  it('counts on the server side, summed over the processes, the deliveries the editors received (within 5%)', () => {
+  // The two rates cover windows that differ by a /metrics round trip at each end, which a loaded
+  // machine stretches: within 10%, while counting one process of two would be about 50% off.
+  it('counts on the server side, summed over the processes, the deliveries the editors received (within 10%)', () => {
     assert.equal(level.updates.acked, level.updates.sent)
     assert.equal(level.broadcast.lost, 0)
     assert.equal(level.convergence.converged, true)
     const { perSecond, receivedPerSecond, cpuMsPer1000 } = level.deliveries
-    assert.ok(Math.abs(perSecond / receivedPerSecond - 1) < 0.05, `server ${perSecond.toFixed(1)}/s, editors ${receivedPerSecond.toFixed(1)}/s`)
+    assert.ok(Math.abs(perSecond / receivedPerSecond - 1) < 0.1, `server ${perSecond.toFixed(1)}/s, editors ${receivedPerSecond.toFixed(1)}/s`)
     assert.ok(Math.abs(cpuMsPer1000 - level.serverProcess.cpuPercent * 10 / (perSecond / 1000)) < 1e-9)
     assert.ok(level.server.updates > 0.9 * level.updates.acked, `${level.server.updates} of ${level.updates.acked} updates counted by the processes`)
   })
