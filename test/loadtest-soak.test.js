@@ -9,27 +9,42 @@ import { startServer, tempDataDir } from './helpers/server.js'
 const CLI = new URL('../loadtest/cli.js', import.meta.url).pathname
 const run = promisify(execFile)
 
-describe('npm run loadtest --soak', () => {
-  /** @type {Awaited<ReturnType<typeof startServer>>} */
-  let server
-  /** @type {Awaited<ReturnType<typeof tempDataDir>>} */
-  let out
-  /** @type {any} */
-  let report
-
-  before(async () => {
-    out = await tempDataDir()
-    // Documents unload half a second after their last editor leaves, so the soak's end comes quickly.
-    server = await startServer({ docIdleMs: 500, maxConnectionsPerIp: 0, connectionsPerMinute: 0, joinsPerMinute: 0 })
-    const { stdout } = await run(process.execPath, [CLI, '--url', server.url, '--soak', '15s', '--soak-sample', '1s', '--editors', '10',
-      '--warmup', '0', '--soak-unload-wait', '20s', '--soak-settle', '2s', '--json', '--out', out.dir], { timeout: 90000 })
-    report = JSON.parse(stdout)
-  })
-
-  after(async () => {
+/**
+ * Runs `npm run loadtest -- --soak …` of 10 editors against a server of its own, whose documents
+ * unload half a second after their last editor leaves, so the soak's end comes quickly.
+ * @param {string[]} args the soak's own flags
+ */
+async function soakAgainstServer (args) {
+  const out = await tempDataDir()
+  const server = await startServer({ docIdleMs: 500, maxConnectionsPerIp: 0, connectionsPerMinute: 0, joinsPerMinute: 0 })
+  const close = async () => {
     await server.close()
     await out.remove()
+  }
+  try {
+    const { stdout } = await run(process.execPath, [CLI, '--url', server.url, ...args, '--soak-sample', '1s', '--editors', '10',
+      '--warmup', '0', '--soak-unload-wait', '20s', '--json', '--out', out.dir], { timeout: 90000 })
+    return { server, out, report: JSON.parse(stdout), close }
+  } catch (err) {
+    await close()
+    throw err
+  }
+}
+
+describe('npm run loadtest --soak', () => {
+  /** @type {Awaited<ReturnType<typeof soakAgainstServer>>} */
+  let soak
+  /** @type {any} */
+  let report
+  /** @type {Awaited<ReturnType<typeof tempDataDir>>} */
+  let out
+
+  before(async () => {
+    soak = await soakAgainstServer(['--soak', '15s', '--soak-settle', '2s'])
+    ;({ report, out } = soak)
   })
+
+  after(() => soak.close())
 
   it('samples RSS, heap, documents and editors from before the editors join until their documents unloaded', () => {
     const { series } = report.soak
@@ -83,25 +98,19 @@ describe('npm run loadtest --soak', () => {
 })
 
 describe('npm run loadtest --soak with rooms that turn over (--soak-cycle)', () => {
-  /** @type {Awaited<ReturnType<typeof startServer>>} */
-  let server
-  /** @type {Awaited<ReturnType<typeof tempDataDir>>} */
-  let out
+  /** @type {Awaited<ReturnType<typeof soakAgainstServer>>} */
+  let soak
   /** @type {any} */
   let report
+  /** @type {Awaited<ReturnType<typeof startServer>>} */
+  let server
 
   before(async () => {
-    out = await tempDataDir()
-    server = await startServer({ docIdleMs: 500, maxConnectionsPerIp: 0, connectionsPerMinute: 0, joinsPerMinute: 0 })
-    const { stdout } = await run(process.execPath, [CLI, '--url', server.url, '--soak', '16s', '--soak-cycle', '8s', '--soak-sample', '1s',
-      '--editors', '10', '--warmup', '0', '--soak-unload-wait', '20s', '--soak-settle', '1s', '--json', '--out', out.dir], { timeout: 90000 })
-    report = JSON.parse(stdout)
+    soak = await soakAgainstServer(['--soak', '16s', '--soak-cycle', '8s', '--soak-settle', '1s'])
+    ;({ report, server } = soak)
   })
 
-  after(async () => {
-    await server.close()
-    await out.remove()
-  })
+  after(() => soak.close())
 
   it('runs one level per cycle in new rooms, deleting the last cycle\'s before the next opens', async () => {
     assert.equal(report.soak.cycles, 2)
