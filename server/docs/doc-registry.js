@@ -191,7 +191,6 @@ export class DocRegistry {
     const doc = new LiveDoc(id, ydoc, {
       store: this.store,
       stored,
-      feed: this.feed,
       onRemoteUpdate: this.onRemoteUpdate,
       onWriteFailed: () => {
         this.invalidate(id).catch(err => this.logger.error({ err, doc: id }, 'dropping a document after a failed write failed'))

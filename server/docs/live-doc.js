@@ -56,11 +56,10 @@ export class LiveDoc {
    * @param {(docId: string) => void} deps.onWriteFailed called once, when a write fails
    * @param {(doc: LiveDoc, update: Uint8Array) => void} deps.onRemoteUpdate called with what another
    *   process stored that this copy lacked, to send to this process's editors
-   * @param {import('../storage/redis-doc-feed.js').RedisDocFeed} [deps.feed] where a shared store's writes are published
    * @param {import('pino').Logger} deps.logger
    * @param {import('../metrics.js').Metrics} deps.metrics
    */
-  constructor (id, ydoc, { store, stored, compactAfterUpdates, onWriteFailed, onRemoteUpdate, feed, logger, metrics }) {
+  constructor (id, ydoc, { store, stored, compactAfterUpdates, onWriteFailed, onRemoteUpdate, logger, metrics }) {
     this.id = id
     this.ydoc = ydoc
     this.store = store
@@ -70,7 +69,6 @@ export class LiveDoc {
     this.compactAfterUpdates = compactAfterUpdates
     this.onWriteFailed = onWriteFailed
     this.onRemoteUpdate = onRemoteUpdate
-    this.feed = feed
     this.logger = logger
     this.metrics = metrics
   }
@@ -201,7 +199,7 @@ export class LiveDoc {
       return
     }
     this.#storedUpdates = stored.logLength ?? this.#storedUpdates + batch.length
-    if (stored.span) this.#stored(stored.span, batch.map(entry => entry.update))
+    if (stored.span) this.#stored(stored.span)
     for (const entry of batch) entry.resolve()
     if (this.#storedUpdates >= this.compactAfterUpdates) {
       // The updates are already durable in the log; a failed compaction only postpones the next one.
@@ -210,13 +208,11 @@ export class LiveDoc {
   }
 
   /**
-   * Tells other processes of a write to the shared log, and moves past it if it follows on from
-   * `position`; else it is passed once the entries before it have been read.
+   * Moves past a write to the shared log (which the store published to other processes) if it
+   * follows on from `position`; else it is passed once the entries before it have been read.
    * @param {{ prev: string, last: string }} span
-   * @param {Uint8Array[]} updates
    */
-  #stored ({ prev, last }, updates) {
-    this.feed?.publish(this.id, { prev, last, updates })
+  #stored ({ prev, last }) {
     if (prev === this.position) {
       this.#advance(last)
     } else {

@@ -77,14 +77,15 @@ export async function openBackend (config, logger, health) {
   const adapter = sharded
     ? createShardedAdapter(publisher, subscriber, { channelPrefix: SHARDED_PREFIX })
     : createAdapter(publishingSafely(publisher, logger), subscriber, { key: 'tandem', requestsTimeout: 2000 })
+  const feed = new RedisDocFeed({ publisher, subscriber, sharded, logger })
   return {
     storage: 'redis',
     broadcast: `redis-${config.redisAdapter}`,
-    docStore: new RedisDocStore(data, { waitAof: config.redisWaitAof }),
+    docStore: new RedisDocStore(data, { waitAof: config.redisWaitAof, feed }),
     sessionStore: new RedisSessionStore(data),
     adapter,
     limitStore: data,
-    feed: new RedisDocFeed({ publisher, subscriber, sharded, logger }),
+    feed,
     isReady: () => clients.every(isReady),
     close: async () => {
       for (const client of clients) await closeRedis(client)

@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto'
-import { decode, encode } from 'notepack.io'
 import { isReady } from './redis.js'
 
 // How processes that share Redis tell each other of a document's stored updates: each write is
@@ -10,8 +9,18 @@ import { isReady } from './redis.js'
 // messages while a connection is down (the subscriber resubscribing, the publisher reconnecting);
 // the stream never does, so nothing acknowledged stays missing.
 //
+// The append script publishes the message itself, in the same step as the XADDs
+// (redis-doc-store.js): messages then leave Redis in the order of the stream, so a process sees a gap
+// only when a message was really lost. Published by each process after its append returned, writes
+// of different processes would often arrive out of order, and every one of those would cost each
+// holder a read of the stream. Only with REDIS_WAITAOF does the process publish, once the write is
+// on disk: no process may hold an update that a Redis crash could still take back.
+//
 // The channel carries the document's hash tag, so on a Redis Cluster it lives on the shard of the
 // document's stream (sharded pub/sub); a classic setup uses ordinary channels.
+//
+// A message is bytes, the same whether Lua or this file wrote it: the origin, `prev` and `last`, each
+// after a one-byte length, then each update after a four-byte big-endian length.
 
 /**
  * @typedef {object} FeedMessage
@@ -22,7 +31,7 @@ import { isReady } from './redis.js'
 
 export class RedisDocFeed {
   /** who published a message: a process skips its own */
-  #origin = randomUUID()
+  origin = randomUUID()
   /** @type {Set<string>} documents whose channel this process has subscribed to */
   #channels = new Set()
   #wasDown = false
@@ -74,14 +83,20 @@ export class RedisDocFeed {
     unsubscribed.catch(() => {})
   }
 
+  /** The channel of a document's feed. @param {string} docId */
+  channelOf (docId) {
+    return channelOf(docId)
+  }
+
   /**
-   * Publishes a stored write. A failure is only logged: the write is durable, and the processes
-   * that miss this message find the entries in the stream (see above).
+   * Publishes a stored write from this process (with REDIS_WAITAOF; see above). A failure is only
+   * logged: the write is durable, and the processes that miss this message find the entries in the
+   * stream.
    * @param {string} docId
    * @param {FeedMessage} message
    */
-  publish (docId, { prev, last, updates }) {
-    const payload = encode([this.#origin, prev, last, updates])
+  publish (docId, message) {
+    const payload = encodeFeedMessage(this.origin, message)
     const published = this.sharded
       ? this.publisher.spublish(channelOf(docId), payload)
       : this.publisher.publish(channelOf(docId), payload)
@@ -92,17 +107,57 @@ export class RedisDocFeed {
   #received = (channel, payload) => {
     const docId = docIdOf(channel.toString())
     if (docId === null) return
-    let decoded
-    try {
-      decoded = decode(payload)
-    } catch {
-      return
-    }
-    if (!Array.isArray(decoded) || decoded.length !== 4) return
-    const [origin, prev, last, updates] = decoded
-    if (origin === this.#origin || typeof prev !== 'string' || typeof last !== 'string' || !Array.isArray(updates)) return
-    this.onMessage(docId, { prev, last, updates: updates.map(update => new Uint8Array(update)) })
+    const decoded = decodeFeedMessage(payload)
+    if (decoded === null || decoded.origin === this.origin) return
+    this.onMessage(docId, decoded.message)
   }
+}
+
+/**
+ * @param {string} origin
+ * @param {FeedMessage} message
+ * @returns {Buffer}
+ */
+export function encodeFeedMessage (origin, { prev, last, updates }) {
+  /** @type {Uint8Array[]} */
+  const parts = [origin, prev, last].flatMap(text => [Buffer.from([text.length]), Buffer.from(text, 'latin1')])
+  for (const update of updates) {
+    const length = Buffer.alloc(4)
+    length.writeUInt32BE(update.byteLength)
+    parts.push(length, update)
+  }
+  return Buffer.concat(parts)
+}
+
+/**
+ * The message, or null when the bytes are not one.
+ * @param {Buffer} payload
+ * @returns {{ origin: string, message: FeedMessage } | null}
+ */
+export function decodeFeedMessage (payload) {
+  let offset = 0
+  const text = () => {
+    const length = payload[offset]
+    if (length === undefined || offset + 1 + length > payload.length) return null
+    const value = payload.toString('latin1', offset + 1, offset + 1 + length)
+    offset += 1 + length
+    return value
+  }
+  const origin = text()
+  const prev = text()
+  const last = text()
+  if (origin === null || prev === null || last === null) return null
+  /** @type {Uint8Array[]} */
+  const updates = []
+  while (offset < payload.length) {
+    if (offset + 4 > payload.length) return null
+    const end = offset + 4 + payload.readUInt32BE(offset)
+    if (end > payload.length) return null
+    // A copy: the client's parser may reuse the buffer a reply was read into.
+    updates.push(new Uint8Array(payload.subarray(offset + 4, end)))
+    offset = end
+  }
+  return { origin, message: { prev, last, updates } }
 }
 
 const PREFIX = 'tandem:{doc:'

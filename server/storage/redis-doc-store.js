@@ -37,12 +37,24 @@ return 1
 // feed (redis-doc-feed.js) tells other processes which span of the stream a write covers. With
 // the log trimmed empty, the entry before is the one the snapshot covers. A deleted document
 // (tombstone set) takes no more writes: a copy still held somewhere must not bring its log back.
+// Given a channel (ARGV[1]), the script also publishes the write there, framed as
+// redis-doc-feed.js reads it, so messages leave in the order of the stream.
+// ARGV: channel ('' = do not publish), origin, '1' for SPUBLISH, then the updates.
 const APPEND_SCRIPT = `
 if redis.call('EXISTS', KEYS[3]) == 1 then return redis.error_reply('DELETED the document was deleted') end
 local newest = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
 local prev = newest[1] and newest[1][1] or redis.call('HGET', KEYS[2], 'position') or '0-0'
 local last
-for i = 1, #ARGV do last = redis.call('XADD', KEYS[1], '*', 'u', ARGV[i]) end
+local framed = {}
+for i = 4, #ARGV do
+  last = redis.call('XADD', KEYS[1], '*', 'u', ARGV[i])
+  local n = #ARGV[i]
+  framed[#framed + 1] = string.char(math.floor(n / 16777216) % 256, math.floor(n / 65536) % 256, math.floor(n / 256) % 256, n % 256) .. ARGV[i]
+end
+if ARGV[1] ~= '' then
+  local head = string.char(#ARGV[2]) .. ARGV[2] .. string.char(#prev) .. prev .. string.char(#last) .. last
+  redis.call(ARGV[3] == '1' and 'SPUBLISH' or 'PUBLISH', ARGV[1], head .. table.concat(framed))
+end
 return { prev, last, redis.call('XLEN', KEYS[1]) }
 `
 
@@ -57,7 +69,7 @@ return 0
  * The scripts above as commands of the client: `defineCommand` adds them at run time, where
  * ioredis's types cannot see them.
  * @typedef {object} DocScripts
- * @property {(log: string, snap: string, deleted: string, ...updates: Buffer[]) => Promise<[string, string, number]>} tandemAppend
+ * @property {(log: string, snap: string, deleted: string, channel: string, origin: string, sharded: string, ...updates: Buffer[]) => Promise<[string, string, number]>} tandemAppend
  * @property {(snap: string, log: string, deleted: string, data: Buffer, position: string) => Promise<0 | 1>} tandemCompact
  * @property {(lock: string, token: string) => Promise<0 | 1>} tandemUnlock
  */
@@ -69,11 +81,13 @@ export class RedisDocStore {
 
   /**
    * @param {import('./redis.js').RedisClient} client
-   * @param {{ waitAof: boolean }} options
+   * @param {{ waitAof: boolean, feed?: import('./redis-doc-feed.js').RedisDocFeed }} options `feed`:
+   *   where every write is published once stored
    */
-  constructor (client, { waitAof }) {
+  constructor (client, { waitAof, feed }) {
     this.client = /** @type {import('./redis.js').RedisClient & DocScripts} */ (client)
     this.waitAof = waitAof
+    this.feed = feed
     client.defineCommand('tandemCompact', { numberOfKeys: 3, lua: COMPACT_SCRIPT })
     client.defineCommand('tandemAppend', { numberOfKeys: 3, lua: APPEND_SCRIPT })
     client.defineCommand('tandemUnlock', { numberOfKeys: 1, lua: UNLOCK_SCRIPT })
@@ -114,9 +128,16 @@ export class RedisDocStore {
   async append (docId, updates) {
     const keys = keysOf(docId)
     const buffers = updates.map(update => Buffer.from(update.buffer, update.byteOffset, update.byteLength))
-    const [prev, last, logLength] = await this.client.tandemAppend(keys.log, keys.snap, keys.deleted, ...buffers)
-    if (this.waitAof) await this.#waitAof()
-    return { logLength, span: { prev: String(prev), last: String(last) } }
+    // With REDIS_WAITAOF the write is published only once it is on disk, so not by the script.
+    const channel = this.feed && !this.waitAof ? this.feed.channelOf(docId) : ''
+    const [prev, last, logLength] = await this.client.tandemAppend(keys.log, keys.snap, keys.deleted,
+      channel, this.feed?.origin ?? '', this.feed?.sharded ? '1' : '0', ...buffers)
+    const span = { prev: String(prev), last: String(last) }
+    if (this.waitAof) {
+      await this.#waitAof()
+      this.feed?.publish(docId, { ...span, updates })
+    }
+    return { logLength, span }
   }
 
   /**
