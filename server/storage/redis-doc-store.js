@@ -45,15 +45,15 @@ if redis.call('EXISTS', KEYS[3]) == 1 then return redis.error_reply('DELETED the
 local newest = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
 local prev = newest[1] and newest[1][1] or redis.call('HGET', KEYS[2], 'position') or '0-0'
 local last
-local framed = {}
-for i = 4, #ARGV do
-  last = redis.call('XADD', KEYS[1], '*', 'u', ARGV[i])
-  local n = #ARGV[i]
-  framed[#framed + 1] = string.char(math.floor(n / 16777216) % 256, math.floor(n / 65536) % 256, math.floor(n / 256) % 256, n % 256) .. ARGV[i]
-end
+for i = 4, #ARGV do last = redis.call('XADD', KEYS[1], '*', 'u', ARGV[i]) end
 if ARGV[1] ~= '' then
-  local head = string.char(#ARGV[2]) .. ARGV[2] .. string.char(#prev) .. prev .. string.char(#last) .. last
-  redis.call(ARGV[3] == '1' and 'SPUBLISH' or 'PUBLISH', ARGV[1], head .. table.concat(framed))
+  local parts = { string.char(#ARGV[2]), ARGV[2], string.char(#prev), prev, string.char(#last), last }
+  for i = 4, #ARGV do
+    local n = #ARGV[i]
+    parts[#parts + 1] = string.char(math.floor(n / 16777216) % 256, math.floor(n / 65536) % 256, math.floor(n / 256) % 256, n % 256)
+    parts[#parts + 1] = ARGV[i]
+  end
+  redis.call(ARGV[3] == '1' and 'SPUBLISH' or 'PUBLISH', ARGV[1], table.concat(parts))
 end
 return { prev, last, redis.call('XLEN', KEYS[1]) }
 `
