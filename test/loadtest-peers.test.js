@@ -1,12 +1,15 @@
 import assert from 'node:assert/strict'
-import { execFile } from 'node:child_process'
+import { execFile, spawn } from 'node:child_process'
+import { readFileSync } from 'node:fs'
 import { readFile, readdir } from 'node:fs/promises'
+import { availableParallelism } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { after, before, describe, it } from 'node:test'
 import { OptionError } from '../loadtest/options.js'
 import { OrderedAcks } from '../loadtest/peers/clients/websocket.js'
 import { SYSTEM_NAMES, parsePeerOptions } from '../loadtest/peers/options.js'
+import { pinGenerator, pinServer } from '../loadtest/peers/pin.js'
 import { renderPeerTables } from '../loadtest/peers/table.js'
 import { tableAfter } from './helpers/markdown.js'
 import { tempDataDir } from './helpers/server.js'
@@ -22,7 +25,7 @@ describe('npm run peers: a short run against every system, each started for it',
 
   before(async () => {
     out = await tempDataDir()
-    const { stdout } = await run(process.execPath, [PEERS_CLI, '--one-doc', '5', '--rooms', '10', '--duration', '2s', '--warmup', '1s', '--apply', '--quiet-wait', '0', '--json', '--out', out.dir], { timeout: 90000 })
+    const { stdout } = await run(process.execPath, [PEERS_CLI, '--one-doc', '5', '--rooms', '10', '--duration', '2s', '--warmup', '1s', '--apply', '--quiet-wait', '0', '--pin', '--json', '--out', out.dir], { timeout: 90000 })
     bench = JSON.parse(stdout)
   })
 
@@ -73,6 +76,8 @@ describe('npm run peers: a short run against every system, each started for it',
       assert.equal(rows[i][13], 'yes', 'converged')
     })
     assert.equal(rows.find(row => row[0] === 'ws-relay')?.[2], '–', 'no ACK')
+    assert.equal(bench.settings.pinned, true)
+    assert.match(markdown, /on CPU 0 alone, the load generator on the other CPUs/)
     const ratios = tableAfter(markdown, '### Ratios Tandem / peer')
     assert.equal(ratios.length, 2 * (SYSTEM_NAMES.length - 1))
     for (const row of ratios) assert.match(row[2], /^\d+(\.\d+)?$/)
@@ -101,6 +106,25 @@ describe('npm run peers: options', () => {
     assert.throws(() => parsePeerOptions(['--one-doc', 'none', '--rooms', 'none']), OptionError)
   })
 })
+
+describe('npm run peers --pin', () => {
+  it('moves every thread of a server to CPU 0, and the generator off it', async () => {
+    const server = spawn('sleep', ['30'])
+    try {
+      pinServer(/** @type {number} */ (server.pid))
+      assert.equal(allowedCpus(/** @type {number} */ (server.pid)), '0')
+    } finally {
+      server.kill()
+    }
+    // This test file runs in a process of its own: pinning it touches nothing else.
+    const cpus = availableParallelism()
+    pinGenerator()
+    assert.equal(allowedCpus(process.pid), cpus === 2 ? '1' : `1-${cpus - 1}`)
+  })
+})
+
+/** @param {number} pid */
+const allowedCpus = pid => /^Cpus_allowed_list:\s*(\S+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]
 
 describe('ACKs answered in order', () => {
   it('gives each ACK to the oldest send, a timed-out send keeping its place', async () => {

@@ -1,6 +1,7 @@
 import { workloadSpecs } from '../bench/workload-options.js'
 import { OptionError, optionLines, parseSpecs } from '../options.js'
 import { duration, integer, nonEmpty } from '../values.js'
+import { pinUnavailable } from './pin.js'
 import { PEERS } from './start.js'
 
 // Every option of the comparison with peer systems (run.js) in one place: flag, default, unit and
@@ -25,6 +26,7 @@ export const SYSTEM_NAMES = Object.freeze(['tandem', ...Object.keys(PEERS)])
  * @property {number} workers load-generator threads (0 = sized from the load). Default 0.
  * @property {boolean} apply editors apply every remote update and convergence is checked. Default false.
  * @property {number} quietWaitMs longest wait, before each run, for the machine to be idle. Default 60 s.
+ * @property {boolean} pin the server on CPU 0 alone, the generator on the other CPUs. Default false.
  * @property {string} out directory for peers-<timestamp>/peers.md and peers.json. Default loadtest/reports.
  * @property {boolean} json print the results as JSON instead of tables. Default false.
  */
@@ -39,6 +41,7 @@ export const PEER_OPTION_SPECS = [
   { key: 'workers', arg: 'N', default: 'auto', parse: raw => raw === 'auto' ? 0 : integer(1, 64)(raw), help: 'Load-generator threads; `auto` sizes them from the message rate.' },
   { key: 'apply', help: 'Editors apply every update they receive, as real editors do, and rooms are checked for convergence. Off by default: that costs the generator about 35 µs per delivery at 100 editors in one document, for every system alike, CPU taken from the servers under test.' },
   { key: 'quietWaitMs', arg: 'TIME', default: '60s', parse: duration({ max: 600 * SECOND }), help: 'Before each run, wait up to this long for the machine to be idle (other processes under a quarter of a core over a second); 0 does not wait.' },
+  { key: 'pin', help: 'Run each server on CPU 0 alone and the load generator on the other CPUs (taskset; Linux, 2 CPUs or more), so neither takes the other\'s core.' },
   { key: 'out', arg: 'DIR', default: 'loadtest/reports', parse: nonEmpty, help: 'Where to write peers-<timestamp>/peers.md and peers.json.' },
   { key: 'json', help: 'Print the results as JSON instead of tables.' },
   { key: 'help', help: 'Show this help.' }
@@ -51,6 +54,8 @@ export const PEER_OPTION_SPECS = [
 export function parsePeerOptions (argv) {
   const { options } = parseSpecs(PEER_OPTION_SPECS, argv)
   if (options.oneDoc.length + options.rooms.length === 0) throw new OptionError('--one-doc and --rooms are both `none`: nothing to run')
+  const cannotPin = options.pin ? pinUnavailable() : null
+  if (cannotPin) throw new OptionError(`--pin ${cannotPin}`)
   return Object.freeze(options)
 }
 

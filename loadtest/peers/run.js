@@ -10,6 +10,7 @@ import { runLevel } from '../level.js'
 import { describeMachine } from '../machine.js'
 import { spawnServer } from '../spawn.js'
 import { tandemTarget } from '../target.js'
+import { pinGenerator, pinServer } from './pin.js'
 import { PEERS, startPeer } from './start.js'
 import { peerTarget } from './target.js'
 
@@ -43,6 +44,7 @@ export async function runPeerBench (options, hooks) {
   const machine = describeMachine()
   /** @type {PeerResult[]} */
   const results = []
+  if (options.pin) pinGenerator()
   for (const load of loadsOf(options)) {
     for (const system of options.systems) {
       hooks.onNote(`${system}, ${load.label}`)
@@ -69,6 +71,7 @@ export async function runPeerBench (options, hooks) {
       warmupSeconds: options.warmupMs / 1000,
       ackTimeoutSeconds: options.ackTimeoutMs / 1000,
       applyRemote: options.apply,
+      pinned: options.pin,
       descriptions: Object.fromEntries(options.systems.map(system => [system, system === 'tandem' ? 'Tandem (node server/index.js, embedded LevelDB)' : PEERS[/** @type {keyof typeof PEERS} */ (system)]]))
     },
     results
@@ -87,6 +90,7 @@ async function measure (system, load, options, hooks) {
   let server
   try {
     server = await startSystem(system)
+    if (options.pin) for (const { pid } of server.processes) pinServer(pid)
     /** @type {import('../protocols/index.js').Protocol} */
     const protocol = (await import(server.target.protocolModule)).protocol
     const level = await runLevel({

@@ -18,7 +18,8 @@ export function renderPeerTables (bench) {
   return [
     `## Tandem and its peers, same workload, same machine (${bench.startedAt})`,
     `${settings.rate} edits/s per editor of ${settings.payload} characters, open loop, no presence; ${settings.warmupSeconds} s warm-up, ` +
-      `${settings.durationSeconds} s measured per system and load; each system started alone on a free loopback port. ` +
+      `${settings.durationSeconds} s measured per system and load; each system started alone on a free loopback port` +
+      (settings.pinned ? ', on CPU 0 alone, the load generator on the other CPUs. ' : '. ') +
       (settings.applyRemote ? 'Editors apply every update they receive. ' : 'Editors time every update they receive and drop it (not applied; convergence not checked: --apply). ') +
       'Latencies in ms.',
     table(['System', 'Load', 'ACK p50', 'ACK p99', 'Broadcast p50', 'Broadcast p99', 'Deliveries/s', 'Lost', 'Server CPU', 'CPU ms per 1,000 deliveries', 'Server RSS MB (peak)', 'Generator CPU', 'Other CPU', 'Converged'],
