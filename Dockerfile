@@ -18,6 +18,14 @@ FROM node:24-bookworm-slim
 ENV NODE_ENV=production
 # pm2-runtime and the other binaries of the app's dependencies.
 ENV PATH=/app/node_modules/.bin:$PATH
+# jemalloc instead of glibc's malloc, for PM2 and every worker: glibc keeps in its arenas what a busy
+# hour allocated and freed (after 300 editors left, about 12 MB of RSS that malloc_trim(0) hands
+# back and the process never does), where jemalloc returns freed pages within seconds. The link
+# gives LD_PRELOAD one path on amd64 and arm64.
+RUN apt-get update && apt-get install -y --no-install-recommends libjemalloc2 \
+  && ln -s "/usr/lib/$(uname -m)-linux-gnu/libjemalloc.so.2" /usr/local/lib/libjemalloc.so.2 \
+  && rm -rf /var/lib/apt/lists/*
+ENV LD_PRELOAD=/usr/local/lib/libjemalloc.so.2
 WORKDIR /app
 COPY --from=build --chown=node:node /app ./
 # The image's unprivileged user; PM2 keeps its state in /home/node/.pm2.

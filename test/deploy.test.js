@@ -308,6 +308,16 @@ describe('Dockerfile', () => {
     }
   })
 
+  it('runs the server on jemalloc, which gives freed memory back to the system', () => {
+    const stages = dockerfile.map(([op], index) => op === 'FROM' ? index : -1).filter(index => index !== -1)
+    const runtime = dockerfile.slice(stages.at(-1))
+    const runs = runtime.filter(([op]) => op === 'RUN').map(([, args]) => args).join(' && ')
+    assert.match(runs, /apt-get install [^&]*\blibjemalloc2\b/)
+    const preload = /LD_PRELOAD=(\S+)/.exec(runtime.filter(([op]) => op === 'ENV').map(([, args]) => args).join(' '))?.[1]
+    assert.ok(preload, 'the runtime stage sets no LD_PRELOAD')
+    assert.ok(runs.includes(`ln -s "/usr/lib/$(uname -m)-linux-gnu/libjemalloc.so.2" ${preload}`), `nothing puts jemalloc at ${preload}`)
+  })
+
   it('sets NODE_ENV=production, so it needs secrets at run time', () => {
     const env = dockerfile.filter(([op]) => op === 'ENV').map(([, args]) => args).join(' ')
     assert.match(env, /NODE_ENV=production/)
