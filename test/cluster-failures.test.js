@@ -159,6 +159,9 @@ describe('Redis failures between processes', { skip: missing('redis-server') }, 
       await redis.start()
       await sleep(1500)
       for (const typing of typists) await typing.stop()
+      for (const server of servers) {
+        assert.equal(server.child.exitCode, null, `run ${run}: a process exited while Redis restarted: ${server.output.stderr}`)
+      }
       const acked = typists.flatMap(typing => typing.acked)
       assert.ok(acked.length > 50, `${acked.length} edits acknowledged`)
 
