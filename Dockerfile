@@ -1,10 +1,10 @@
-# Tandem as a PM2 cluster under pm2-runtime, on Node 24 (the LTS; Node 20 reached end of life). Every worker needs REDIS_URL (documents, sessions and
+# Tandem as a PM2 cluster under pm2-runtime, on Node 26 (the current LTS, which CI tests). Every worker needs REDIS_URL (documents, sessions and
 # broadcasts live in Redis); docker-compose.yml wires one up. Build: docker build -t tandem .
 
 # The build stage installs everything, bundles the page, then drops the dev dependencies (the
 # tests' and the load test's), so the runtime stage copies only production ones. esbuild and the
 # editor packages are among those: `npm start` bundles the page when there is no build.
-FROM node:24-bookworm-slim AS build
+FROM node:26-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
@@ -12,7 +12,7 @@ COPY . .
 RUN npm run build && npm prune --omit=dev
 
 # Debian rather than Alpine: classic-level ships prebuilt binaries for glibc.
-FROM node:24-bookworm-slim
+FROM node:26-bookworm-slim
 # Production refuses to start without AUTH_SECRET, API_KEY and METRICS_TOKEN (or METRICS_PUBLIC=true
 # when a network rule guards /metrics): pass them at run time, never bake them into the image.
 ENV NODE_ENV=production

@@ -7,7 +7,7 @@ import { openDoc } from './helpers/provider.js'
 import { eventually } from './helpers/eventually.js'
 import { deferrals, missing } from './helpers/processes.js'
 import { startRedis } from './helpers/redis.js'
-import { contentOf, createSession, startServer } from './helpers/server.js'
+import { api, contentOf, createSession, startServer } from './helpers/server.js'
 
 // Redis failures between processes that share it must never leave an acknowledged edit unread:
 // not in what each process serves, not in what a fresh process loads, not at any editor.
@@ -98,6 +98,47 @@ describe('Redis failures between processes', { skip: missing('redis-server') }, 
     })
   }
 
+  for (const redisAdapter of /** @type {const} */ (['sharded', 'classic'])) {
+    it(`answers joins and keeps running while its Redis publisher cannot reconnect (${redisAdapter})`, async (t) => {
+      const defer = deferrals(t)
+      const redis = await startRedis()
+      defer(() => redis.remove())
+      const config = { redisUrl: redis.url, redisAdapter }
+      const servers = [await startServer(config), await startServer(config)]
+      for (const server of servers) defer(() => server.close())
+      const session = await createSession(servers[0].url)
+
+      // The publishers are cut off and cannot come back (Redis refuses every new connection) while
+      // each server's other connections stay up, as when Redis restarts and the publisher is the
+      // last to reconnect: a join loads the document and subscribes to it, then counts the room's
+      // editors, which asks the other server through the publisher. That question must not end the
+      // process (sharded adapter) or leave the join unanswered (classic adapter).
+      const admin = redis.client()
+      defer(async () => {
+        await admin.call('CONFIG', 'SET', 'maxclients', '10000')
+        await admin.quit()
+      })
+      const connected = String(await admin.call('CLIENT', 'LIST')).trim().split('\n')
+      const publishers = connected.filter(line => line.includes('name=tandem-pub'))
+      assert.equal(publishers.length, servers.length)
+      await admin.call('CONFIG', 'SET', 'maxclients', String(connected.length - publishers.length))
+      for (const line of publishers) await admin.call('CLIENT', 'KILL', 'ID', /id=(\d+)/.exec(line)?.[1] ?? '0')
+      await eventually(async () => {
+        const health = await Promise.all(servers.map(server => api(server.url, '/api/health')))
+        return health.every(res => res.status === 503)
+      }, { what: 'both servers reporting that Redis is not ready' })
+
+      const editors = [0, 1].map(i => new TestEditor(servers[i].url))
+      defer(() => editors.forEach(editor => editor.close()))
+      for (const editor of editors) {
+        const reply = await editor.join(session.id)
+        assert.equal(reply.ok, true, JSON.stringify(reply))
+      }
+      assert.deepEqual(await editors[0].insert(session.id, 0, 'still here'), { ok: true })
+      for (const server of servers) assert.equal(await contentOf(server.url, session.id), 'still here')
+    })
+  }
+
   it('loses no acknowledged edit when Redis is killed and restarted on its append-only file while editors on two processes type', async (t) => {
     const defer = deferrals(t)
     // Redis acknowledges a write once it is in its append-only file on disk.
@@ -118,6 +159,9 @@ describe('Redis failures between processes', { skip: missing('redis-server') }, 
       await redis.start()
       await sleep(1500)
       for (const typing of typists) await typing.stop()
+      for (const server of servers) {
+        assert.equal(server.child.exitCode, null, `run ${run}: a process exited while Redis restarted: ${server.output.stderr}`)
+      }
       const acked = typists.flatMap(typing => typing.acked)
       assert.ok(acked.length > 50, `${acked.length} edits acknowledged`)
 

@@ -14,6 +14,13 @@ import { closeForEditors, closeForHolders } from './editors.js'
  */
 const SWEEP_INTERVAL_MS = 5000
 
+/**
+ * The longest a question to the other processes waits, in ms: past the adapters' own deadlines
+ * (5 s sharded, 2 s classic), for a question that fails before it is sent, which the classic
+ * adapter never answers.
+ */
+const ASK_DEADLINE_MS = 6000
+
 const CLUSTER_EVENTS = Object.freeze({
   SESSION_DELETED: 'tandem:session-deleted',
   ACCESS_REVOKED: 'tandem:access-revoked',
@@ -25,12 +32,14 @@ const CLUSTER_EVENTS = Object.freeze({
  * @param {import('socket.io').Server} io
  * @param {object} deps
  * @param {boolean} deps.enabled whether other processes share the adapter
+ * @param {() => boolean} [deps.adapterReady] whether the adapter's Redis connections are up, so the
+ *   other processes can be asked
  * @param {import('../storage/redis-doc-feed.js').RedisDocFeed} [deps.feed] the backend's, when shared
  * @param {import('../docs/doc-registry.js').DocRegistry} deps.registry
  * @param {import('../metrics.js').Metrics} deps.metrics
  * @param {import('pino').Logger} deps.logger
  */
-export function createCluster (io, { enabled, feed, registry, metrics, logger }) {
+export function createCluster (io, { enabled, adapterReady = () => true, feed, registry, metrics, logger }) {
   /** @param {string[]} docIds */
   const localCounts = docIds => docIds.map(id => registry.editorCount(id))
   /** @param {import('../docs/live-doc.js').LiveDoc} doc */
@@ -67,17 +76,40 @@ export function createCluster (io, { enabled, feed, registry, metrics, logger })
 
   /**
    * Asks every other process; resolves with the answers that arrived, all of them unless some
-   * process missed the adapter's deadline (5 s), which is logged.
+   * process missed the adapter's deadline, which is logged. While Redis pub/sub is down no process
+   * can be asked, and it resolves at once with none.
    * @param {string} event
    * @param {...unknown} args
    * @returns {Promise<any[]>}
    */
   function ask (event, ...args) {
     if (!enabled) return Promise.resolve([])
+    // A question starts with a count of the processes (PUBSUB on the publisher), which fails at
+    // once while the publisher reconnects: the sharded adapter then rejects, the classic one never
+    // calls back.
+    if (!adapterReady()) {
+      logger.debug({ event }, 'workers not asked: Redis pub/sub is disconnected')
+      return Promise.resolve([])
+    }
     return new Promise((resolve) => {
-      io.serverSideEmit(event, ...args, (/** @type {Error | null} */ err, /** @type {any[]} */ answers) => {
+      const deadline = setTimeout(() => {
+        logger.warn({ event }, 'no worker answered')
+        resolve([])
+      }, ASK_DEADLINE_MS).unref()
+      /** @param {any[]} answers */
+      const answered = (answers) => {
+        clearTimeout(deadline)
+        resolve(answers)
+      }
+      // Through the adapter, not io.serverSideEmit, which drops the promise the sharded adapter
+      // returns: a question that could not be sent would reject it unhandled and end the process.
+      const asked = io.of('/').adapter.serverSideEmit([event, ...args, (/** @type {Error | null} */ err, /** @type {any[]} */ answers) => {
         if (err) logger.warn({ err: err.message, event }, 'some workers did not answer')
-        resolve(answers ?? [])
+        answered(answers ?? [])
+      }])
+      Promise.resolve(asked).catch((/** @type {Error} */ err) => {
+        logger.warn({ err: err.message, event }, 'workers could not be asked')
+        answered([])
       })
     })
   }

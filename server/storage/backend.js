@@ -21,6 +21,8 @@ import { closeRedis, connectRedis, isReady } from './redis.js'
  *   they hold across processes; absent = in memory
  * @property {import('./redis-doc-feed.js').RedisDocFeed} [feed] how processes sharing Redis
  *   tell each other of stored writes; absent in one process
+ * @property {() => boolean} [adapterReady] whether the adapter's Redis connections are up, so other
+ *   processes can be asked (cluster.js); absent in one process
  * @property {() => boolean} isReady
  * @property {() => Promise<void>} close
  */
@@ -86,6 +88,7 @@ export async function openBackend (config, logger, health) {
     adapter,
     limitStore: data,
     feed,
+    adapterReady: () => isReady(publisher) && isReady(subscriber),
     isReady: () => clients.every(isReady),
     close: async () => {
       for (const client of clients) await closeRedis(client)

@@ -2,8 +2,15 @@ import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
+import { atEnd } from './at-end.js'
 
 const ENTRY = fileURLToPath(new URL('../../server/index.js', import.meta.url))
+
+/** @type {Set<import('node:child_process').ChildProcess>} servers still running */
+const running = new Set()
+// A test that fails before stopping its server would leave it running, and the file would never
+// finish (the child's pipes keep this process alive): whatever still runs is killed at its end.
+atEnd(() => { for (const child of running) child.kill('SIGKILL') })
 
 /**
  * Runs `node server/index.js` as a child process, the way users start it: its JSON log lines
@@ -15,6 +22,8 @@ export function spawnServer (env) {
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe']
   })
+  running.add(child)
+  child.once('exit', () => running.delete(child))
   /** @type {any[]} */
   const logs = []
   const output = { stderr: '' }
@@ -42,6 +51,7 @@ export async function startChildServer (env) {
     url: /** @type {string} */ (url),
     child,
     logs,
+    output,
     exited,
     /** @param {NodeJS.Signals} signal */
     async stop (signal) {

@@ -22,6 +22,8 @@ export class TestEditor {
   docs = new Map()
   /** @type {{ event: string, payload: any }[]} every server event received, in order */
   received = []
+  /** @type {string | null} why the socket dropped, once it has and will not connect again by itself */
+  #dropped = null
 
   /** @param {string} url @param {Partial<import('socket.io-client').ManagerOptions & import('socket.io-client').SocketOptions>} [options] */
   constructor (url, options = {}) {
@@ -34,6 +36,12 @@ export class TestEditor {
     })
     this.socket.on(EVENTS.AWARENESS, (payload) => this.received.push({ event: EVENTS.AWARENESS, payload }))
     this.socket.on(EVENTS.CLOSED, (payload) => this.received.push({ event: EVENTS.CLOSED, payload }))
+    this.socket.on('connect', () => { this.#dropped = null })
+    this.socket.on('disconnect', (reason) => {
+      // Without reconnection (the default here), a dropped socket stays down: its server stopped
+      // or closed it, or the test did.
+      if (!this.socket.active || !this.socket.io.reconnection()) this.#dropped = reason
+    })
   }
 
   /** Resolves with the error of a refused connection (`err.data` carries the server's code). */
@@ -41,8 +49,10 @@ export class TestEditor {
     return new Promise(resolve => this.socket.once('connect_error', resolve))
   }
 
+  /** Resolves once connected; rejects if the connection is refused or dropped for good. */
   connected () {
     if (this.socket.connected) return Promise.resolve()
+    if (this.#dropped !== null) return Promise.reject(new Error(`disconnected (${this.#dropped})`))
     return new Promise((resolve, reject) => {
       this.socket.once('connect', () => resolve(undefined))
       this.socket.once('connect_error', reject)
