@@ -19,6 +19,8 @@ export class LevelDocStore {
   #nextSeq = new Map()
   /** @type {Gathering | null} appends waiting for the next batch */
   #gathering = null
+  /** whether a batch is being written */
+  #writing = false
 
   /**
    * @param {import('./level-guard.js').LevelGuard} guard the database; every write goes through it
@@ -61,9 +63,12 @@ export class LevelDocStore {
   }
 
   /**
-   * Group commit across documents: the appends of every document that arrive in one turn of the
-   * event loop go to LevelDB as one batch (one fsync with SYNC_WRITES), and each resolves once that
-   * batch is written. A failed batch fails every append in it.
+   * Group commit across documents: one batch is written at a time, and the appends of every
+   * document that arrive meanwhile go to LevelDB together in the next one (one fsync with
+   * SYNC_WRITES), which starts once the last one landed, at the end of the event loop's turn at the
+   * earliest. Each append resolves once its batch is written; a failed batch fails every append in it.
+   * The busier the server, the larger each batch: every batch costs LevelDB a thread-pool hop and a
+   * write to its log whatever its size.
    * @param {{ type: 'put', key: string, value: Uint8Array }[]} ops
    * @returns {Promise<void>}
    */
@@ -71,7 +76,7 @@ export class LevelDocStore {
     return new Promise((resolve, reject) => {
       if (!this.#gathering) {
         this.#gathering = { ops: [], waiters: [] }
-        setImmediate(() => this.#flush())
+        if (!this.#writing) setImmediate(() => this.#flush())
       }
       this.#gathering.ops.push(...ops)
       this.#gathering.waiters.push({ resolve, reject })
@@ -81,10 +86,14 @@ export class LevelDocStore {
   #flush () {
     const { ops, waiters } = /** @type {Gathering} */ (this.#gathering)
     this.#gathering = null
+    this.#writing = true
     this.guard.write(() => this.docs.batch(ops, this.writeOptions)).then(
       () => { for (const waiter of waiters) waiter.resolve() },
       (err) => { for (const waiter of waiters) waiter.reject(err) }
-    )
+    ).finally(() => {
+      this.#writing = false
+      if (this.#gathering) setImmediate(() => this.#flush())
+    })
   }
 
   /**
