@@ -1,4 +1,4 @@
-import { availableParallelism, loadavg } from 'node:os'
+import { cpus, loadavg } from 'node:os'
 import { assessGenerator } from './generator-health.js'
 import { merge, summarize } from './histogram.js'
 
@@ -83,7 +83,9 @@ export function summarizeLevel ({ options, editors, roomSizes, threads, rampMs, 
         traceFinished: traceFinished > 0 && traceFinished === joined,
         generatorCpuPercent: cpuPercent,
         serverCpuPercent: serverProcess?.cpuPercent ?? server?.cpuPercent ?? null,
-        cores: availableParallelism()
+        // The machine's cores, server's and generator's together: not only those this process may
+        // run on, which `npm run peers -- --pin` narrows to the generator's.
+        cores: cpus().length
       })
     },
     convergence

@@ -5,7 +5,7 @@ export function describeMachine () {
   const cpus = os.cpus()
   return {
     cpu: cpus[0]?.model.trim() ?? 'unknown',
-    cores: os.availableParallelism(),
+    cores: cpus.length,
     memoryGB: Math.round(os.totalmem() / 1024 ** 3 * 10) / 10,
     os: `${os.type()} ${os.release()} ${os.arch()}`,
     node: process.version,
