@@ -45,8 +45,8 @@ const HELP_COLUMNS = 100
  * @property {number} soakSampleMs time between two memory samples of a soak. Default 5 s.
  * @property {number} soakUnloadWaitMs longest wait, after a soak, for the documents to unload. Default 2 min.
  * @property {number} soakSettleMs how long a soak keeps sampling once the documents unloaded. Default 3 min
- *   (in a 10-minute soak of 100 editors, the collection that gave the documents' heap back came 30 s
- *   after the unload).
+ *   (after a 30-minute soak of 300 editors, the collection that gave the documents' heap back came
+ *   about 100 s after the unload).
  * @property {number} runs times the whole run is made, each with a report of its own, then the median
  *   of each figure per level. Default 1.
  */
