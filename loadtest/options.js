@@ -45,8 +45,8 @@ const HELP_COLUMNS = 100
  * @property {number} soakSampleMs time between two memory samples of a soak. Default 5 s.
  * @property {number} soakUnloadWaitMs longest wait, after a soak, for the documents to unload. Default 2 min.
  * @property {number} soakSettleMs how long a soak keeps sampling once the documents unloaded. Default 3 min
- *   (after a 30-minute soak of 300 editors, the collection that gave the documents' heap back came
- *   about 100 s after the unload).
+ *   (the collection that gives the documents' heap back came 10 s after the unload in one 30-minute
+ *   soak of 300 editors, and had not come 60 s after it in another).
  * @property {number} runs times the whole run is made, each with a report of its own, then the median
  *   of each figure per level. Default 1.
  */
@@ -92,7 +92,7 @@ export const OPTION_SPECS = [
   { key: 'soakCycleMs', arg: 'TIME', default: '5m', parse: duration({ min: 5 * SECOND, max: 24 * 3600 * SECOND }), help: 'How long a soak\'s rooms live: at the end of each cycle their editors leave, their sessions are deleted and new rooms take their place, as on a server where sessions begin and end (a document keeps its history, so one edited for the whole soak only grows). A cycle as long as the soak holds the same rooms throughout.' },
   { key: 'soakSampleMs', arg: 'TIME', default: '5s', parse: duration({ min: 100, max: 600 * SECOND }), help: 'Time between two memory samples of a soak.' },
   { key: 'soakUnloadWaitMs', arg: 'TIME', default: '2m', parse: duration({ min: 0, max: 3600 * SECOND }), help: 'Longest wait after a soak for the documents to unload (the server\'s DOC_IDLE_MS, 30 s by default, after the last editor left).' },
-  { key: 'soakSettleMs', arg: 'TIME', default: '3m', parse: duration({ min: 0, max: 3600 * SECOND }), help: 'How long a soak keeps sampling once the documents unloaded, for the heap to be collected (an idle Node process runs that collection a minute or two after its last allocations); its last sample is compared with the idle baseline.' },
+  { key: 'soakSettleMs', arg: 'TIME', default: '3m', parse: duration({ min: 0, max: 3600 * SECOND }), help: 'How long a soak keeps sampling once the documents unloaded, for the heap to be collected (an idle Node process runs that collection from seconds to about two minutes after its last allocations); its last sample is compared with the idle baseline.' },
   { key: 'runs', arg: 'N', default: '1', parse: integer(1, 100), help: 'Make the whole run N times (each on a server of its own with --spawn), keep each run\'s report, and add runs.md: each run\'s figures per level and their medians, so a comparison rests on medians rather than one noisy run.' },
   { key: 'help', help: 'Show this help.' }
 ]
