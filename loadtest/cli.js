@@ -32,7 +32,7 @@ const hooks = {
   onNote: progress.note,
   onLevel: (level) => progress.note(`${level.editors} editors: ack p99 ${formatMs(level.ackMs?.p99)} ms, broadcast p99 ${formatMs(level.broadcast.latencyMs?.p99)} ms, ` +
     `${level.updates.sent} sent, ${level.updates.timedOut + level.updates.refused} errors, ${level.broadcast.lost} lost, ` +
-    `${level.convergence.converged ? 'converged' : 'DIVERGED'}, SLOs ${level.slo.pass ? 'met' : 'missed'}`)
+    `${convergenceWord(level.convergence.converged)}, SLOs ${level.slo.pass ? 'met' : 'missed'}`)
 }
 try {
   const reports = []
@@ -56,4 +56,10 @@ try {
   progress.done()
   process.stderr.write(`loadtest: ${/** @type {Error} */ (err).stack ?? err}\n`)
   process.exit(1)
+}
+
+/** @param {boolean | null} converged null: not checked (`--apply none`) */
+function convergenceWord (converged) {
+  if (converged === null) return 'convergence not checked'
+  return converged ? 'converged' : 'DIVERGED'
 }

@@ -75,6 +75,10 @@ describe('load test verdict', () => {
       ['ACK p99 60.0 ms > 50 ms', 'broadcast p99 120.0 ms > 100 ms', '2 broadcasts lost', '1 of 2 documents diverged'])
   })
 
+  it('does not fail a level whose convergence was not checked (editors that apply nothing)', () => {
+    assert.deepEqual(sloFailures(level(10, 4, 6, { converged: null }), slo), [])
+  })
+
   it('gives the largest level below the first failure as the capacity', () => {
     const result = verdict([level(10, 3, 5), level(25, 4, 6), level(50, 20, 30), level(100, 70, 90), level(150, 40, 60)], slo)
     assert.equal(result.capacity, 50)

@@ -25,7 +25,7 @@ export function renderMarkdown (report) {
     table(['Editors', 'Expected', 'Received', 'Lost', 'p50', 'p90', 'p99', 'max', 'Cursor moves sent', 'Cursor moves received', 'Converged'],
       levels.map(level => [level.editors, level.broadcast.expected, level.broadcast.received, level.broadcast.lost,
         formatMs(level.broadcast.latencyMs?.p50), formatMs(level.broadcast.latencyMs?.p90), formatMs(level.broadcast.latencyMs?.p99), formatMs(level.broadcast.latencyMs?.max),
-        level.awareness.sent, level.awareness.received, level.convergence.converged ? 'yes' : `no (${level.convergence.diverged}/${level.convergence.rooms})`])),
+        level.awareness.sent, level.awareness.received, convergenceCell(level.convergence)])),
     '## Connect and sync (ms)',
     `Connect: socket open. Join: \`doc:join\` sent → document applied. Synced: connect start → the client's diff acknowledged. ${settings.joinStorm ? 'Join storm: every editor of a level at once.' : 'Connections spread over a short ramp.'}`,
     table(['Editors', 'Joined', 'Failed', 'Connect p50', 'Connect p99', 'Join p50', 'Join p99', 'Synced p50', 'Synced p99', 'Synced max'],
@@ -160,4 +160,10 @@ function credit (trace) {
   if (!trace) return []
   return ['## Trace',
     `${trace.file}: ${trace.transactions} transactions, ${trace.patches} patches, ${trace.endLength} characters at the end. ${trace.credit}`]
+}
+
+/** @param {import('../convergence.js').Convergence} convergence */
+function convergenceCell ({ converged, diverged, rooms }) {
+  if (converged === null) return 'not checked'
+  return converged ? 'yes' : `no (${diverged}/${rooms})`
 }
