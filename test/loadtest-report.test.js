@@ -53,7 +53,7 @@ describe('load test metrics scrape', () => {
 })
 
 /** A level result with only what the verdict reads. @param {number} editors @param {number} ackP99 @param {number} broadcastP99 */
-function level (editors, ackP99, broadcastP99, { lost = 0, converged = true, bottleneck = false, disturbed = false } = {}) {
+function level (editors, ackP99, broadcastP99, { lost = 0, converged = /** @type {boolean | null} */ (true), bottleneck = false, disturbed = false } = {}) {
   return /** @type {any} */ ({
     editors,
     connect: { failed: 0 },

@@ -1,4 +1,5 @@
 import { AppError } from '../errors.js'
+import { RedisBatch } from './redis-batch.js'
 import { execMulti } from './redis.js'
 import { compareIds } from './stream-ids.js'
 
@@ -8,6 +9,11 @@ import { compareIds } from './stream-ids.js'
 // MULTI blocks and scripts below stay legal.
 
 const LOCK_TTL_MS = 30000
+
+// Under load, the appends of every document go to Redis together, one pipeline per this many ms at
+// most (redis-batch.js): fewer round trips, less CPU in Redis and in every process (measured in
+// docs/CLUSTER.md); a quiet server's appends go at once.
+const APPEND_SPACING_MS = 2
 
 // How long a deleted document's tombstone outlives it: longer than any copy of it another worker
 // may still hold (DOC_IDLE_MS is at most a day) and compact.
@@ -91,6 +97,7 @@ export class RedisDocStore {
     client.defineCommand('tandemCompact', { numberOfKeys: 3, lua: COMPACT_SCRIPT })
     client.defineCommand('tandemAppend', { numberOfKeys: 3, lua: APPEND_SCRIPT })
     client.defineCommand('tandemUnlock', { numberOfKeys: 1, lua: UNLOCK_SCRIPT })
+    this.appends = new RedisBatch(client, 'tandemAppend', { spacingMs: APPEND_SPACING_MS })
   }
 
   /** @param {string} docId */
@@ -130,8 +137,8 @@ export class RedisDocStore {
     const buffers = updates.map(update => Buffer.from(update.buffer, update.byteOffset, update.byteLength))
     // With REDIS_WAITAOF the write is published only once it is on disk, so not by the script.
     const channel = this.feed && !this.waitAof ? this.feed.channelOf(docId) : ''
-    const [prev, last, logLength] = await this.client.tandemAppend(keys.log, keys.snap, keys.deleted,
-      channel, this.feed?.origin ?? '', this.feed?.sharded ? '1' : '0', ...buffers)
+    const [prev, last, logLength] = await this.appends.send([keys.log, keys.snap, keys.deleted,
+      channel, this.feed?.origin ?? '', this.feed?.sharded ? '1' : '0', ...buffers])
     const span = { prev: String(prev), last: String(last) }
     if (this.waitAof) {
       await this.#waitAof()

@@ -1,0 +1,55 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { Redis } from 'ioredis'
+import { compareIds } from '../server/storage/stream-ids.js'
+import { RedisDocStore } from '../server/storage/redis-doc-store.js'
+import { missing } from './helpers/processes.js'
+import { startRedis } from './helpers/redis.js'
+
+// Appends of many documents go to Redis together (server/storage/redis-batch.js): each must still be
+// stored, answered with its own span, and refused on its own when Redis cannot take it.
+
+describe('appends sent to Redis together', { skip: missing('redis-server') }, () => {
+  /** @param {import('node:test').TestContext} t */
+  async function storeOnRedis (t) {
+    const redis = await startRedis()
+    const client = new Redis(redis.port, '127.0.0.1', { enableOfflineQueue: false, maxRetriesPerRequest: 1 })
+    client.on('error', () => {})
+    await new Promise(resolve => client.once('ready', resolve))
+    t.after(async () => {
+      client.disconnect()
+      await redis.remove()
+    })
+    return { redis, store: new RedisDocStore(client, { waitAof: false }) }
+  }
+
+  const update = (/** @type {number} */ n) => new Uint8Array([n % 256, 1, 2, 3])
+
+  it('stores the appends of many documents at once, each answered with its own span', async (t) => {
+    const { store } = await storeOnRedis(t)
+    const docs = Array.from({ length: 40 }, (_, i) => `batch-doc-${i}`)
+    // Three bursts: the first goes at once, the next two wait for the spacing and go as one each.
+    /** @type {{ span?: { prev: string, last: string }, logLength?: number }[]} */
+    let appended = []
+    for (let round = 0; round < 3; round++) {
+      appended = await Promise.all(docs.map((doc, i) => store.append(doc, [update(i + round), update(i + round + 100)])))
+      appended.forEach(({ span, logLength }, i) => {
+        assert.equal(logLength, 2 * (round + 1), `${docs[i]} after round ${round}`)
+        assert.ok(span && compareIds(span.last, span.prev) > 0, `${docs[i]} has a span of its own`)
+      })
+    }
+    for (const [i, doc] of docs.entries()) {
+      const { updates, position } = await store.readSince(doc, null)
+      assert.deepEqual(updates, [0, 1, 2].flatMap(round => [update(i + round), update(i + round + 100)]), doc)
+      assert.equal(appended[i].span?.last, position, `${doc}: the last append's span ends at its own last entry`)
+    }
+  })
+
+  it('refuses each append of a batch, and none hangs, while Redis is down', async (t) => {
+    const { redis, store } = await storeOnRedis(t)
+    await store.append('warm', [update(0)])
+    await redis.stop()
+    const results = await Promise.allSettled(Array.from({ length: 10 }, (_, i) => store.append(`down-${i}`, [update(i)])))
+    assert.deepEqual(results.map(result => result.status), Array(10).fill('rejected'))
+  })
+})
