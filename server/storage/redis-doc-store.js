@@ -11,8 +11,8 @@ import { compareIds } from './stream-ids.js'
 const LOCK_TTL_MS = 30000
 
 // Under load, the appends of every document go to Redis together, one pipeline per this many ms at
-// most (redis-batch.js): fewer round trips, less CPU in Redis and in every process (measured in
-// docs/CLUSTER.md); a quiet server's appends go at once.
+// most (redis-batch.js): fewer round trips and less CPU in Redis (measured in docs/CLUSTER.md); a
+// quiet server's appends go at once.
 const APPEND_SPACING_MS = 2
 
 // How long a deleted document's tombstone outlives it: longer than any copy of it another worker
