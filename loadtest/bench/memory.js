@@ -1,7 +1,9 @@
 // Memory a server process spends per connected editor and per loaded document: RSS of a real server
 // process (from /proc) before and after connecting idle editors that have joined their documents,
 // then after loading documents that nobody edits. Idle means connected, joined, cursor announced,
-// not typing. Median of 3 samples taken 1 s apart, after a settle.
+// not typing. Median of 3 samples taken 1 s apart, after a settle. The editors join in two halves:
+// the second half's growth is what one more editor costs once V8's young generation has grown to
+// its size (on Node 26 it grows to 64 MB on a large machine, a step the first editors pay for).
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -45,7 +47,10 @@ export async function run () {
   const editors = []
   try {
     const baseline = await settledRss(pid)
-    for (let room = 0; room < EDITORS / PER_ROOM; room++) {
+    const rooms = EDITORS / PER_ROOM
+    let withHalf = 0
+    for (let room = 0; room < rooms; room++) {
+      if (room === rooms / 2) withHalf = await settledRss(pid)
       const { id } = await api.createSession({ name: 'bench', content: SEED })
       for (let i = 0; i < PER_ROOM; i++) {
         const editor = await joinEditor(url, id)
@@ -63,13 +68,16 @@ export async function run () {
       await api.content(id)
     }
     const withDocuments = await settledRss(pid)
-    const perEditor = (withEditors - baseline - (EDITORS / PER_ROOM) * ((withDocuments - withEditors) / DOCUMENTS)) / EDITORS
     const perDocument = (withDocuments - withEditors) / DOCUMENTS
+    const perEditor = (withEditors - baseline - rooms * perDocument) / EDITORS
+    const perFurtherEditor = (withEditors - withHalf - (rooms / 2) * perDocument) / (EDITORS / 2)
     const kb = (/** @type {number} */ bytes) => (bytes / 1024).toFixed(1)
-    console.log(`Memory (RSS of the server process): ${kb(baseline)} KiB at start; ${EDITORS} idle editors in rooms of ${PER_ROOM}: +${kb(withEditors - baseline)} KiB; ` +
+    console.log(`Memory (RSS of the server process): ${kb(baseline)} KiB at start; ${EDITORS} idle editors in rooms of ${PER_ROOM}: +${kb(withEditors - baseline)} KiB ` +
+      `(the first ${EDITORS / 2}: +${kb(withHalf - baseline)} KiB); ` +
       `then ${DOCUMENTS} loaded documents without editors (${SEED.length}-character text each): +${kb(withDocuments - withEditors)} KiB`)
-    console.log(`Memory per idle connected editor: ${kb(perEditor)} KiB (its document's share excluded); per loaded document: ${kb(perDocument)} KiB`)
-    return { perEditorBytes: perEditor, perDocumentBytes: perDocument }
+    console.log(`Memory per idle connected editor: ${kb(perEditor)} KiB (its document's share excluded), ${kb(perFurtherEditor)} KiB for each of the ` +
+      `second ${EDITORS / 2}; per loaded document: ${kb(perDocument)} KiB`)
+    return { perEditorBytes: perEditor, perFurtherEditorBytes: perFurtherEditor, perDocumentBytes: perDocument }
   } finally {
     for (const editor of editors) editor.close()
     await server.stop('SIGTERM')
