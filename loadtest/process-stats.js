@@ -4,13 +4,16 @@ import { now } from './clock.js'
 
 // A server's CPU time and memory as Linux reports them, read the same way for every system
 // under test whatever it exposes itself: CPU from /proc/<pid>/stat (user + system time of all its
-// threads, in clock ticks) and RSS from VmRSS in /proc/<pid>/status. The whole machine's busy time
-// (/proc/stat) is read over the same window, so what other processes took is known too.
+// threads, in clock ticks) and RSS from VmRSS in /proc/<pid>/status. The main thread's own CPU
+// (/proc/<pid>/task/<pid>/stat) is read too: a Node.js process is saturated when its event loop's
+// thread is, whatever its thread pool and V8's helper threads add on other cores. The whole
+// machine's busy time (/proc/stat) is read over the same window, so what other processes took is
+// known too.
 
 const MB = 1024 * 1024
 const TICKS_PER_SECOND = clockTicks()
 
-/** @typedef {{ cpuMs: number, rssBytes: number }} ProcessSample */
+/** @typedef {{ cpuMs: number, mainThreadCpuMs: number, rssBytes: number }} ProcessSample */
 
 /**
  * @param {number} pid
@@ -18,15 +21,21 @@ const TICKS_PER_SECOND = clockTicks()
  */
 export function readProcess (pid) {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    // The command name (field 2) may hold spaces and parentheses: count fields after its last ')'.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-    const ticks = Number(fields[11]) + Number(fields[12]) // utime, stime: fields 14 and 15
+    const ticks = cpuTicks(`/proc/${pid}/stat`)
+    const mainThreadTicks = cpuTicks(`/proc/${pid}/task/${pid}/stat`)
     const rssKiB = Number(/^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN)
-    return { cpuMs: ticks * 1000 / TICKS_PER_SECOND, rssBytes: rssKiB * 1024 }
+    return { cpuMs: ticks * 1000 / TICKS_PER_SECOND, mainThreadCpuMs: mainThreadTicks * 1000 / TICKS_PER_SECOND, rssBytes: rssKiB * 1024 }
   } catch {
     return null
   }
+}
+
+/** User + system time, in clock ticks, from a /proc stat file (of a process or of one thread). @param {string} path */
+function cpuTicks (path) {
+  const stat = readFileSync(path, 'utf8')
+  // The command name (field 2) may hold spaces and parentheses: count fields after its last ')'.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  return Number(fields[11]) + Number(fields[12]) // utime, stime: fields 14 and 15
 }
 
 /** CPU time every core of the machine spent busy (not idle or waiting on I/O), or null. */
@@ -78,13 +87,16 @@ export class ProcessProbe {
     const ms = now() - start.at
     const each = this.processes.map(({ name, pid }, i) => {
       const end = /** @type {ProcessSample} */ (ends[i])
-      const cpuMs = end.cpuMs - /** @type {ProcessSample} */ (start.samples[i]).cpuMs
-      return { name, pid, cpuMs, cpuPercent: cpuMs / ms * 100, rssMB: end.rssBytes / MB, peakRssMB: Math.max(this.#peakEach[i], end.rssBytes) / MB }
+      const begin = /** @type {ProcessSample} */ (start.samples[i])
+      const cpuMs = end.cpuMs - begin.cpuMs
+      const mainThreadCpuPercent = (end.mainThreadCpuMs - begin.mainThreadCpuMs) / ms * 100
+      return { name, pid, cpuMs, cpuPercent: cpuMs / ms * 100, mainThreadCpuPercent, rssMB: end.rssBytes / MB, peakRssMB: Math.max(this.#peakEach[i], end.rssBytes) / MB }
     })
     const cpuMs = each.reduce((total, p) => total + p.cpuMs, 0)
     return {
       cpuMs,
       cpuPercent: cpuMs / ms * 100,
+      busiestMainThreadPercent: Math.max(...each.map(p => p.mainThreadCpuPercent)),
       machineCpuPercent: machineMs === null || start.machineMs === null ? null : (machineMs - start.machineMs) / ms * 100,
       rssMB: totalRss(ends) / MB,
       peakRssMB: Math.max(this.#peakRss, totalRss(ends)) / MB,
@@ -100,10 +112,11 @@ const totalRss = samples => samples.reduce((total, sample) => total + (sample?.r
  * @typedef {object} ProcessStats CPU in % of one core; totals over every process
  * @property {number} cpuMs
  * @property {number} cpuPercent
+ * @property {number} busiestMainThreadPercent the main thread of the busiest process: how near its event loop is to saturation
  * @property {number | null} machineCpuPercent every process on the machine, these included (up to cores × 100)
  * @property {number} rssMB at the window's end
  * @property {number} peakRssMB of the total
- * @property {{ name: string, pid: number, cpuMs: number, cpuPercent: number, rssMB: number, peakRssMB: number }[]} processes each one
+ * @property {{ name: string, pid: number, cpuMs: number, cpuPercent: number, mainThreadCpuPercent: number, rssMB: number, peakRssMB: number }[]} processes each one
  */
 
 function clockTicks () {

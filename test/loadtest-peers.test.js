@@ -48,6 +48,8 @@ describe('npm run peers: a short run against every system, each started for it',
       assert.ok(result.deliveriesPerSecond > 0, where)
       assert.ok(result.server.cpuMs > 0 && result.server.peakRssMB > 10, `${where}: the server process was read from /proc`)
       assert.ok(result.server.cpuMsPer1000Deliveries > 0, where)
+      // The main thread is part of the process: never more than all of it (one clock tick of slack).
+      assert.ok(result.server.mainThreadCpuPercent > 0 && result.server.mainThreadCpuPercent <= result.server.cpuPercent + 1, `${where}: main thread ${result.server.mainThreadCpuPercent}% of ${result.server.cpuPercent}%`)
     }
   })
 
@@ -73,7 +75,7 @@ describe('npm run peers: a short run against every system, each started for it',
     bench.results.forEach((/** @type {any} */ result, /** @type {number} */ i) => {
       assert.deepEqual(rows[i].slice(0, 2), [result.system, result.load.label])
       assert.equal(rows[i][7], '0', 'lost')
-      assert.equal(rows[i][13], 'yes', 'converged')
+      assert.equal(rows[i][14], 'yes', 'converged')
     })
     assert.equal(rows.find(row => row[0] === 'ws-relay')?.[2], '–', 'no ACK')
     assert.equal(bench.settings.pinned, true)

@@ -141,7 +141,9 @@ describe('npm run loadtest --spawn cluster --cluster-workers 2', { skip: missing
     assert.equal(cpuMs, processes.reduce((/** @type {number} */ total, /** @type {any} */ p) => total + p.cpuMs, 0))
     const [row] = tableAfter(markdown, '## Server processes')
     assert.equal(row[1], formatPercent(cpuPercent))
-    assert.match(row[6], /^server 0 \d+%, server 1 \d+%, redis-server \d+%$/)
+    assert.match(row[6], /^server 0 \d+% \(main thread \d+%\), server 1 \d+% \(main thread \d+%\), redis-server \d+% \(main thread \d+%\)$/)
+    // A main thread is part of its process: never more than all of it (one clock tick of slack).
+    for (const p of processes) assert.ok(p.mainThreadCpuPercent >= 0 && p.mainThreadCpuPercent <= p.cpuPercent + 1, `${p.name}: main thread ${p.mainThreadCpuPercent}% of ${p.cpuPercent}%`)
     assert.equal(tableAfter(markdown, '## Server and load generator')[0][5], formatPercent(cpuPercent))
   })
 

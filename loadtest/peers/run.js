@@ -143,6 +143,7 @@ function figuresOf (level, ackMeaning) {
     windowSeconds: level.windowSeconds,
     server: serverProcess && {
       cpuPercent: serverProcess.cpuPercent,
+      mainThreadCpuPercent: serverProcess.busiestMainThreadPercent,
       cpuMs: serverProcess.cpuMs,
       cpuMsPer1000Deliveries: broadcast.received > 0 ? serverProcess.cpuMs / (broadcast.received / 1000) : null,
       rssMB: serverProcess.rssMB,

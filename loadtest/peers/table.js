@@ -22,17 +22,18 @@ export function renderPeerTables (bench) {
       (settings.pinned ? ', on CPU 0 alone, the load generator on the other CPUs. ' : '. ') +
       (settings.applyRemote ? 'Editors apply every update they receive. ' : 'Editors time every update they receive and drop it (not applied; convergence not checked: --apply). ') +
       'Latencies in ms.',
-    table(['System', 'Load', 'ACK p50', 'ACK p99', 'Broadcast p50', 'Broadcast p99', 'Deliveries/s', 'Lost', 'Server CPU', 'CPU ms per 1,000 deliveries', 'Server RSS MB (peak)', 'Generator CPU', 'Other CPU', 'Converged'],
+    table(['System', 'Load', 'ACK p50', 'ACK p99', 'Broadcast p50', 'Broadcast p99', 'Deliveries/s', 'Lost', 'Server CPU', 'Main thread', 'CPU ms per 1,000 deliveries', 'Server RSS MB (peak)', 'Generator CPU', 'Other CPU', 'Converged'],
       results.map(result => result.error !== null
-        ? [result.system, result.load.label, `failed: ${result.error.replace(/\s+/g, ' ').slice(0, 120)}`, '', '', '', '', '', '', '', '', '', '', '']
+        ? [result.system, result.load.label, `failed: ${result.error.replace(/\s+/g, ' ').slice(0, 120)}`, '', '', '', '', '', '', '', '', '', '', '', '']
         : [result.system, result.load.label, ...ackCells(result), formatMs(result.broadcastMs?.p50), formatMs(result.broadcastMs?.p99),
-            formatNumber(result.deliveriesPerSecond), formatLost(result.lostPercent), formatPercent(result.server?.cpuPercent), formatNumber(result.server?.cpuMsPer1000Deliveries, 1),
+            formatNumber(result.deliveriesPerSecond), formatLost(result.lostPercent), formatPercent(result.server?.cpuPercent), formatPercent(result.server?.mainThreadCpuPercent), formatNumber(result.server?.cpuMsPer1000Deliveries, 1),
             formatNumber(result.server?.peakRssMB), formatPercent(result.generator.cpuPercent), formatPercent(result.otherCpuPercent),
             result.converged === null ? '–' : result.converged ? 'yes' : 'NO'])),
     'ACK: ' + (acks.length > 0 ? acks.map(([system, meaning]) => `${system}: ${meaning}`).join('; ') + '; ' : '') + 'the others acknowledge nothing (–). ' +
       'Broadcast: send → receipt at each other editor of the room, on the generator\'s one clock. Deliveries/s: broadcasts received by editors per second of the window ' +
       '(echoes of an editor\'s own update, which Hocuspocus and y-websocket also send, are not counted). Server CPU is a percentage of one core, read from /proc ' +
-      'for the server\'s process over the window, like its RSS. Generator CPU: the load generator (every editor, in this one process), of one core. ' +
+      'for the server\'s process over the window, like its RSS; Main thread, the part its main thread spent (the event loop, for the Node.js servers): ' +
+      'a process is saturated when that reaches 100 %, whatever its other threads add. Generator CPU: the load generator (every editor, in this one process), of one core. ' +
       'Other CPU: what the rest of the machine used meanwhile (from /proc/stat), which neither the server nor the generator could have.',
     ...ratios(measured),
     ...limits(measured)

@@ -111,11 +111,12 @@ function serverProcesses ({ levels, target }) {
     '## Server processes',
     ...spread,
     'CPU (of one core) and RSS read from /proc over the window for every process of the server, Redis included, and summed: this is the Server CPU above. ' +
+      'Each process\'s main thread is shown apart: a process is saturated when its main thread (a Node.js process\'s event loop) reaches 100 %, whatever its other threads add. ' +
       'Deliveries/s: updates relayed to editors, as the server\'s processes counted them (`tandem_broadcast_deliveries_total`), beside what the editors received.',
     table(['Editors', 'Server CPU', 'Server RSS (MB)', 'Deliveries/s (server)', 'Received/s (editors)', 'CPU ms per 1,000 deliveries', 'Each process'],
       levels.map(level => [level.editors, formatPercent(level.serverProcess?.cpuPercent), formatNumber(level.serverProcess?.rssMB), formatNumber(level.deliveries.perSecond),
         formatNumber(level.deliveries.receivedPerSecond), formatNumber(level.deliveries.cpuMsPer1000, 1),
-        level.serverProcess?.processes.map(p => `${p.name} ${formatPercent(p.cpuPercent)}`).join(', ') ?? '–']))
+        level.serverProcess?.processes.map(p => `${p.name} ${formatPercent(p.cpuPercent)} (main thread ${formatPercent(p.mainThreadCpuPercent)})`).join(', ') ?? '–']))
   ]
 }
 
