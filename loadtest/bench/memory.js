@@ -48,9 +48,10 @@ export async function run () {
   try {
     const baseline = await settledRss(pid)
     const rooms = EDITORS / PER_ROOM
+    const firstRooms = Math.floor(rooms / 2)
     let withHalf = 0
     for (let room = 0; room < rooms; room++) {
-      if (room === rooms / 2) withHalf = await settledRss(pid)
+      if (room === firstRooms) withHalf = await settledRss(pid)
       const { id } = await api.createSession({ name: 'bench', content: SEED })
       for (let i = 0; i < PER_ROOM; i++) {
         const editor = await joinEditor(url, id)
@@ -70,13 +71,14 @@ export async function run () {
     const withDocuments = await settledRss(pid)
     const perDocument = (withDocuments - withEditors) / DOCUMENTS
     const perEditor = (withEditors - baseline - rooms * perDocument) / EDITORS
-    const perFurtherEditor = (withEditors - withHalf - (rooms / 2) * perDocument) / (EDITORS / 2)
+    const furtherEditors = EDITORS - firstRooms * PER_ROOM
+    const perFurtherEditor = (withEditors - withHalf - (rooms - firstRooms) * perDocument) / furtherEditors
     const kb = (/** @type {number} */ bytes) => (bytes / 1024).toFixed(1)
     console.log(`Memory (RSS of the server process): ${kb(baseline)} KiB at start; ${EDITORS} idle editors in rooms of ${PER_ROOM}: +${kb(withEditors - baseline)} KiB ` +
-      `(the first ${EDITORS / 2}: +${kb(withHalf - baseline)} KiB); ` +
+      `(the first ${firstRooms * PER_ROOM}: +${kb(withHalf - baseline)} KiB); ` +
       `then ${DOCUMENTS} loaded documents without editors (${SEED.length}-character text each): +${kb(withDocuments - withEditors)} KiB`)
     console.log(`Memory per idle connected editor: ${kb(perEditor)} KiB (its document's share excluded), ${kb(perFurtherEditor)} KiB for each of the ` +
-      `second ${EDITORS / 2}; per loaded document: ${kb(perDocument)} KiB`)
+      `last ${furtherEditors}; per loaded document: ${kb(perDocument)} KiB`)
     return { perEditorBytes: perEditor, perFurtherEditorBytes: perFurtherEditor, perDocumentBytes: perDocument }
   } finally {
     for (const editor of editors) editor.close()
