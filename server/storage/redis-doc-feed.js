@@ -32,6 +32,8 @@ import { isReady } from './redis.js'
 export class RedisDocFeed {
   /** who published a message: a process skips its own */
   origin = randomUUID()
+  /** how every message this process publishes starts */
+  #ownPrefix = encodeFeedMessage(this.origin, { prev: '', last: '', updates: [] }).subarray(0, 1 + this.origin.length)
   /** @type {Set<string>} documents whose channel this process has subscribed to */
   #channels = new Set()
   #wasDown = false
@@ -105,10 +107,12 @@ export class RedisDocFeed {
 
   /** @param {Buffer} channel @param {Buffer} payload */
   #received = (channel, payload) => {
+    // A process hears its own messages too: they are dropped before anything is decoded.
+    if (payload.subarray(0, this.#ownPrefix.length).equals(this.#ownPrefix)) return
     const docId = docIdOf(channel.toString())
     if (docId === null) return
     const decoded = decodeFeedMessage(payload)
-    if (decoded === null || decoded.origin === this.origin) return
+    if (decoded === null) return
     this.onMessage(docId, decoded.message)
   }
 }

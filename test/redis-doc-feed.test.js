@@ -1,0 +1,62 @@
+import assert from 'node:assert/strict'
+import { once } from 'node:events'
+import { after, before, describe, it } from 'node:test'
+import { Redis } from 'ioredis'
+import pino from 'pino'
+import { RedisDocFeed } from '../server/storage/redis-doc-feed.js'
+import { RedisDocStore } from '../server/storage/redis-doc-store.js'
+import { eventually } from './helpers/eventually.js'
+import { missing } from './helpers/processes.js'
+import { startRedis } from './helpers/redis.js'
+
+// Two processes' feeds on one real Redis, in this test's process: each must hear the other's
+// stored writes, whether the append script published them or the process did (REDIS_WAITAOF), and
+// never its own, which it already applied and sent to its editors.
+
+describe('document feeds of two processes sharing one Redis', { skip: missing('redis-server') }, () => {
+  /** @type {Awaited<ReturnType<typeof startRedis>>} */
+  let redis
+  /** @type {Redis[]} */
+  const clients = []
+
+  before(async () => { redis = await startRedis() })
+  after(async () => {
+    for (const client of clients) client.disconnect()
+    await redis?.remove()
+  })
+
+  /** A process's feed and store, each message it hears kept in `heard`. */
+  async function processOnRedis () {
+    const connect = async () => {
+      const client = new Redis(redis.port, '127.0.0.1')
+      clients.push(client)
+      await once(client, 'ready')
+      return client
+    }
+    const feed = new RedisDocFeed({ publisher: await connect(), subscriber: await connect(), sharded: false, logger: pino({ level: 'silent' }) })
+    /** @type {{ docId: string, updates: number[][] }[]} */
+    const heard = []
+    feed.onMessage = (docId, { updates }) => heard.push({ docId, updates: updates.map(update => [...update]) })
+    return { feed, heard, store: new RedisDocStore(await connect(), { waitAof: false, feed }) }
+  }
+
+  it('delivers each stored write to the other process only', async () => {
+    const a = await processOnRedis()
+    const b = await processOnRedis()
+    await a.feed.subscribe('doc-1')
+    await b.feed.subscribe('doc-1')
+
+    await a.store.append('doc-1', [new Uint8Array([1, 2, 3])])
+    await b.store.append('doc-1', [new Uint8Array([4]), new Uint8Array([5, 6])])
+    a.feed.publish('doc-1', { prev: '0-0', last: '1-0', updates: [new Uint8Array([7])] })
+
+    await eventually(() => b.heard.length === 2, { what: "process A's two writes at B" })
+    assert.deepEqual(b.heard, [{ docId: 'doc-1', updates: [[1, 2, 3]] }, { docId: 'doc-1', updates: [[7]] }])
+    // Redis sends a subscriber its messages in the order it took them: once B's next write is at A,
+    // anything of A's own would have arrived before it.
+    await b.store.append('doc-1', [new Uint8Array([8])])
+    await eventually(() => a.heard.some(({ updates }) => updates[0][0] === 8), { what: "process B's last write at A" })
+    assert.deepEqual(a.heard, [{ docId: 'doc-1', updates: [[4], [5, 6]] }, { docId: 'doc-1', updates: [[8]] }])
+    assert.equal(b.heard.length, 2)
+  })
+})
