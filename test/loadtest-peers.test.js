@@ -48,8 +48,11 @@ describe('npm run peers: a short run against every system, each started for it',
       assert.ok(result.deliveriesPerSecond > 0, where)
       assert.ok(result.server.cpuMs > 0 && result.server.peakRssMB > 10, `${where}: the server process was read from /proc`)
       assert.ok(result.server.cpuMsPer1000Deliveries > 0, where)
-      // The main thread is part of the process: never more than all of it (one clock tick of slack).
-      assert.ok(result.server.mainThreadCpuPercent >= 0 && result.server.mainThreadCpuPercent <= result.server.cpuPercent + 1, `${where}: main thread ${result.server.mainThreadCpuPercent}% of ${result.server.cpuPercent}%`)
+      // The main thread is part of the process: never more than all of it, give or take the
+      // kernel's rounding of each clock (/proc scales a thread's ticks and the process's apart):
+      // three ticks of 10 ms over the window.
+      const slackPercent = 3 * 10 / (result.windowSeconds * 1000) * 100
+      assert.ok(result.server.mainThreadCpuPercent >= 0 && result.server.mainThreadCpuPercent <= result.server.cpuPercent + slackPercent, `${where}: main thread ${result.server.mainThreadCpuPercent}% of ${result.server.cpuPercent}%`)
     }
   })
 
