@@ -20,7 +20,8 @@ import { checkMessageBounds } from './msgpack-bounds.js'
 const CONNECT = 0
 const DISCONNECT = 1
 const CONNECT_ERROR = 4
-const EVENT = 2
+/** An event packet's type: what the server encodes itself when it writes to sockets directly. */
+export const EVENT = 2
 /** MessagePack's `bin 8` prefix. */
 const BIN_8 = 0xc4
 

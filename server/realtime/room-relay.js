@@ -1,8 +1,6 @@
 import * as Y from 'yjs'
 import { EVENTS } from '../../isomorphic/events.js'
-
-/** Socket.IO's packet type of an event (socket.io-protocol v5). */
-const EVENT_PACKET = 2
+import { EVENT } from '../../isomorphic/parser.js'
 
 /** The Socket.IO room of a document's editors. @param {string} docId */
 export const roomOf = docId => `doc:${docId}`
@@ -123,7 +121,7 @@ export class RoomRelay {
    * @param {import('socket.io').Socket} [sender] left out
    */
   #sendUpdate (update, sender) {
-    const packet = { type: EVENT_PACKET, nsp: this.nsp.name, data: [EVENTS.UPDATE, { doc: this.doc.id, update }] }
+    const packet = { type: EVENT, nsp: this.nsp.name, data: [EVENTS.UPDATE, { doc: this.doc.id, update }] }
     const frames = this.nsp.server.encoder.encode(packet)
     let sent = 0
     for (const socket of this.doc.sockets) {
