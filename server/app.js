@@ -77,7 +77,7 @@ export async function createServer (config, deps = {}) {
     documents: () => registry.size,
     editors: () => registry.editorTotal()
   })
-  const cluster = createCluster(io, { enabled: backend.adapter !== undefined, adapterReady: backend.adapterReady, feed: backend.feed, registry, metrics, logger })
+  const cluster = createCluster(io, { enabled: backend.adapter !== undefined, adapterReady: backend.adapterReady, feed: backend.feed, seats: backend.seats, registry, metrics, logger })
   const sessions = new SessionService({ store: backend.sessionStore, docStore: backend.docStore, registry, cluster, config })
   const access = new Access({ config, store: backend.sessionStore })
   const limits = createLimits(config, backend.limitStore)
@@ -167,7 +167,7 @@ export async function createServer (config, deps = {}) {
         } finally {
           clearTimeout(cut)
         }
-        cluster.close()
+        await cluster.close()
         await backend.close()
       })()
       return closed

@@ -183,6 +183,38 @@ describe('Redis failures between processes', { skip: missing('redis-server') }, 
     }
   })
 
+  it('frees the seats of a process killed with SIGKILL once its lease ends, and those of a stopped one at once', async (t) => {
+    const defer = deferrals(t)
+    const redis = await startRedis()
+    defer(() => redis.remove())
+    const survivor = await startServer({ redisUrl: redis.url })
+    defer(() => survivor.close())
+    const session = await createSession(survivor.url, { maxEditors: 2 })
+    const rejoining = new TestEditor(survivor.url)
+    defer(() => rejoining.close())
+
+    const killed = await startChildServer({ REDIS_URL: redis.url, SEAT_LEASE_MS: '1500' })
+    const seated = [new TestEditor(killed.url), new TestEditor(killed.url)]
+    for (const editor of seated) assert.equal((await editor.join(session.id)).ok, true)
+    await killed.stop('SIGKILL')
+    seated.forEach(editor => editor.close())
+    assert.equal((await rejoining.join(session.id)).error?.code, 'ROOM_FULL', 'a killed process holds its seats until its lease ends')
+    await eventually(async () => (await rejoining.join(session.id)).ok === true, { timeoutMs: 10000, intervalMs: 100, what: 'a seat freed by the lease' })
+
+    // A lease far longer than the test: only the stopping process itself can free its seat.
+    const stopped = await startChildServer({ REDIS_URL: redis.url, SEAT_LEASE_MS: '600000' })
+    const leaving = new TestEditor(stopped.url)
+    defer(() => leaving.close())
+    assert.equal((await leaving.join(session.id)).ok, true)
+    const refused = new TestEditor(survivor.url)
+    defer(() => refused.close())
+    assert.equal((await refused.join(session.id)).error?.code, 'ROOM_FULL')
+    assert.equal((await stopped.stop('SIGTERM')).code, 0)
+    const next = new TestEditor(survivor.url)
+    defer(() => next.close())
+    assert.equal((await next.join(session.id)).ok, true, 'a stopped process gives its seats back')
+  })
+
   it('heals every provider by itself after Redis stops for seconds while they type on two processes', async (t) => {
     const defer = deferrals(t)
     const redis = await startRedis()

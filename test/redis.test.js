@@ -132,6 +132,23 @@ for (const redisAdapter of /** @type {const} */ (['sharded', 'classic'])) {
       assert.equal((await api(a.url, `/api/sessions/${session.id}`)).body.name, 'renamed on B')
     })
 
+    it('admits exactly maxEditors of editors joining on both servers at the same moment, and frees a seat at once on leave', async () => {
+      const session = await createSession(a.url, { maxEditors: 3 })
+      const servers = [a, b, a, b, a, b, a, b]
+      const group = servers.map(server => editorOn(server))
+      await Promise.all(group.map(editor => editor.connected()))
+      const replies = await Promise.all(group.map(editor => editor.join(session.id)))
+      const admitted = replies.flatMap((reply, i) => reply.ok ? [i] : [])
+      assert.equal(admitted.length, 3, `admitted ${admitted.length}: ${JSON.stringify(replies.map(reply => reply.ok || reply.error.code))}`)
+      assert.ok(replies.every(reply => reply.ok || reply.error.code === 'ROOM_FULL'))
+      assert.equal((await api(b.url, `/api/sessions/${session.id}`)).body.editors, 3)
+      const leaver = admitted[0]
+      await group[leaver].request(EVENTS.LEAVE, { doc: session.id })
+      const onOther = editorOn(servers[leaver] === a ? b : a)
+      assert.equal((await onOther.join(session.id)).ok, true, 'the seat a leave frees is free on the other server')
+      assert.equal((await editorOn(a).join(session.id)).error?.code, 'ROOM_FULL')
+    })
+
     it('closes a session deleted on server A for its editors on server B', async () => {
       const session = await createSession(a.url, { content: 'doomed' })
       const bob = editorOn(b)

@@ -24,7 +24,6 @@ const ASK_DEADLINE_MS = 6000
 const CLUSTER_EVENTS = Object.freeze({
   SESSION_DELETED: 'tandem:session-deleted',
   ACCESS_REVOKED: 'tandem:access-revoked',
-  EDITOR_COUNTS: 'tandem:editor-counts',
   METRICS: 'tandem:metrics'
 })
 
@@ -35,13 +34,12 @@ const CLUSTER_EVENTS = Object.freeze({
  * @param {() => boolean} [deps.adapterReady] whether the adapter's Redis connections are up, so the
  *   other processes can be asked
  * @param {import('../storage/redis-doc-feed.js').RedisDocFeed} [deps.feed] the backend's, when shared
+ * @param {import('../storage/seats.js').Seats} deps.seats who holds a seat in which session, every process's
  * @param {import('../docs/doc-registry.js').DocRegistry} deps.registry
  * @param {import('../metrics.js').Metrics} deps.metrics
  * @param {import('pino').Logger} deps.logger
  */
-export function createCluster (io, { enabled, adapterReady = () => true, feed, registry, metrics, logger }) {
-  /** @param {string[]} docIds */
-  const localCounts = docIds => docIds.map(id => registry.editorCount(id))
+export function createCluster (io, { enabled, adapterReady = () => true, feed, seats, registry, metrics, logger }) {
   /** @param {import('../docs/live-doc.js').LiveDoc} doc */
   const catchUp = doc => doc.catchUp().catch(err => logger.debug({ err, doc: doc.id }, 'catch-up failed'))
   /** @type {NodeJS.Timeout | undefined} */
@@ -65,9 +63,6 @@ export function createCluster (io, { enabled, adapterReady = () => true, feed, r
     })
     io.on(CLUSTER_EVENTS.ACCESS_REVOKED, (/** @type {string} */ docId, /** @type {Revoked} */ revoked) => {
       closeForHolders(registry, docId, revoked)
-    })
-    io.on(CLUSTER_EVENTS.EDITOR_COUNTS, (/** @type {string[]} */ docIds, /** @type {(counts: number[]) => void} */ reply) => {
-      if (Array.isArray(docIds) && typeof reply === 'function') reply(localCounts(docIds))
     })
     io.on(CLUSTER_EVENTS.METRICS, async (/** @type {(metrics: unknown) => void} */ reply) => {
       if (typeof reply === 'function') reply(await metrics.registry.getMetricsAsJSON())
@@ -115,6 +110,8 @@ export function createCluster (io, { enabled, adapterReady = () => true, feed, r
   }
 
   return {
+    seats,
+
     /**
      * Resolves once the writes other processes publish for a document reach this process; rejects
      * at once while the subscriber is disconnected. A joiner's state is read after this: a write
@@ -143,20 +140,17 @@ export function createCluster (io, { enabled, adapterReady = () => true, feed, r
     },
 
     /**
-     * Live editors per document across all processes (those that answered in time).
+     * Editors per document across all processes.
      * @param {string[]} docIds
      * @returns {Promise<number[]>}
      */
-    async editorCounts (docIds) {
-      const counts = localCounts(docIds)
-      for (const answer of await ask(CLUSTER_EVENTS.EDITOR_COUNTS, docIds)) {
-        if (Array.isArray(answer)) answer.forEach((count, i) => { counts[i] += Number(count) || 0 })
-      }
-      return counts
+    editorCounts (docIds) {
+      return seats.counts(docIds)
     },
 
-    close () {
+    async close () {
       clearInterval(sweep)
+      await seats.close()
     },
 
     /** The metrics of every process, each series labelled with its `worker`. */

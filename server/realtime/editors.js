@@ -11,7 +11,8 @@ import { forgetAwareness, roomOf } from './room-relay.js'
  * @typedef {import('../auth/access.js').Membership & {
  *   doc: import('../docs/live-doc.js').LiveDoc,
  *   awarenessClients: Set<number>,
- *   cancelExpiry: () => void
+ *   cancelExpiry: () => void,
+ *   freeSeat: () => void
  * }} Membership
  */
 
@@ -34,19 +35,20 @@ export function membershipsOf (socket) {
 }
 
 /**
- * Puts a socket in a document. A membership ends when its token expires: the socket gets
- * `doc:closed` with reason `expired` (a token checked only at join would otherwise work for as long
- * as the connection lasts).
+ * Puts a socket in a document, in the seat its join took. A membership ends when its token
+ * expires: the socket gets `doc:closed` with reason `expired` (a token checked only at join would
+ * otherwise work for as long as the connection lasts).
  * @param {import('socket.io').Socket} socket
  * @param {import('../docs/live-doc.js').LiveDoc} doc
  * @param {import('../auth/access.js').Membership} access
  * @param {import('../docs/doc-registry.js').DocRegistry} registry
+ * @param {() => void} freeSeat gives the seat back when the membership ends
  */
-export function attach (socket, doc, { role, user, tokenId, expiresAtMs }, registry) {
+export function attach (socket, doc, { role, user, tokenId, expiresAtMs }, registry, freeSeat) {
   const cancelExpiry = expiresAtMs === null
     ? () => {}
     : callAt(expiresAtMs, () => closeMembership(socket, doc.id, registry, CLOSE_REASONS.EXPIRED))
-  membershipsOf(socket).set(doc.id, { doc, role, user, tokenId, expiresAtMs, awarenessClients: new Set(), cancelExpiry })
+  membershipsOf(socket).set(doc.id, { doc, role, user, tokenId, expiresAtMs, awarenessClients: new Set(), cancelExpiry, freeSeat })
   doc.sockets.add(socket)
   socket.join(roomOf(doc.id))
 }
@@ -77,6 +79,7 @@ export function detach (socket, docId, registry) {
   if (!membership) return false
   const { doc, awarenessClients } = membership
   membership.cancelExpiry()
+  membership.freeSeat()
   memberships.delete(docId)
   doc.sockets.delete(socket)
   socket.leave(roomOf(docId))

@@ -53,10 +53,11 @@ export function joiner (socket, ctx, logger) {
   }
 
   /**
-   * The token must open the document, the session exist, the document load, the room have space
-   * cluster-wide, and the copy here be current. The socket enters the room before the state it is
-   * sent is read: from then on every update reaches it either in that state or as a broadcast
-   * (both, at worst, which Yjs ignores).
+   * The token must open the document, the session exist, the document load, a seat be free in the
+   * session (taken cluster-wide in one step, so racing joins cannot both have the last one), and
+   * the copy here be current. The socket enters the room before the state it is sent is read: from
+   * then on every update reaches it either in that state or as a broadcast (both, at worst, which
+   * Yjs ignores).
    * @param {string} docId
    * @param {unknown} token
    * @returns {Promise<Joined>}
@@ -65,25 +66,23 @@ export function joiner (socket, ctx, logger) {
     const grant = await access.authorize(token, docId)
     const session = await sessions.record(docId)
     const doc = await registry.open(docId)
-    let remote
+    let editors
     try {
-      const local = doc.sockets.size
-      const [editors] = await cluster.editorCounts([docId])
-      remote = editors - local
-      if (editors >= session.maxEditors) throw roomFull(docId, session.maxEditors)
-      if (!socket.connected) throw new AppError('BAD_REQUEST', 'disconnected while joining')
+      editors = await takeSeat(docId, session.maxEditors)
     } catch (err) {
       registry.release(doc)
       throw err
     }
+    const freeSeat = () => cluster.seats.free(docId)
     // A second join of the same document may have raced this one through the awaits above.
-    if (memberships.has(docId)) return rejoin(/** @type {Membership} */ (memberships.get(docId)))
-    attach(socket, doc, grant, registry)
-    // Joins in this process that passed the count above while it was being taken count too.
-    if (remote + doc.sockets.size > session.maxEditors) {
-      detach(socket, docId, registry)
-      throw roomFull(docId, session.maxEditors)
+    const raced = memberships.get(docId)
+    if (raced || !socket.connected) {
+      freeSeat()
+      registry.release(doc)
+      if (raced) return rejoin(raced)
+      throw new AppError('BAD_REQUEST', 'disconnected while joining')
     }
+    attach(socket, doc, grant, registry, freeSeat)
     // Seats are counted per connection: without this one token could open them all.
     if (config.maxConnectionsPerUser !== 0 && grant.user !== null &&
         connectionsOf(doc, grant.user) > config.maxConnectionsPerUser) {
@@ -103,7 +102,24 @@ export function joiner (socket, ctx, logger) {
     // Closed while joining (deleted, revoked or expired; the socket was sent `doc:closed`).
     if (memberships.get(docId)?.doc !== doc) throw new AppError('UNAVAILABLE', `${docId} was closed while joining; retry`)
     logger.debug({ doc: docId, user: grant.user, role: grant.role }, 'joined')
-    return { doc, editors: remote + doc.sockets.size, role: grant.role }
+    return { doc, editors, role: grant.role }
+  }
+
+  /**
+   * @param {string} docId
+   * @param {number} maxEditors
+   * @returns {Promise<number>} the session's editors with this one
+   */
+  async function takeSeat (docId, maxEditors) {
+    let editors
+    try {
+      editors = await cluster.seats.take(docId, maxEditors)
+    } catch (err) {
+      logger.warn({ err, doc: docId }, 'could not take a seat')
+      throw new AppError('UNAVAILABLE', 'could not take a seat in the session; retry')
+    }
+    if (editors === null) throw roomFull(docId, maxEditors)
+    return editors
   }
 
   /**

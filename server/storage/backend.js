@@ -1,9 +1,12 @@
+import { randomUUID } from 'node:crypto'
 import { createAdapter, createShardedAdapter } from '@socket.io/redis-adapter'
 import { usesRedis } from '../config.js'
 import { StartError } from '../exit-codes.js'
 import { LevelDocStore } from './level-doc-store.js'
 import { RedisDocFeed } from './redis-doc-feed.js'
 import { RedisDocStore } from './redis-doc-store.js'
+import { RedisSeats } from './redis-seats.js'
+import { LocalSeats } from './seats.js'
 import { LevelSessionStore } from './level-session-store.js'
 import { RedisSessionStore } from './redis-session-store.js'
 import { LevelGuard } from './level-guard.js'
@@ -16,6 +19,7 @@ import { closeRedis, connectRedis, isReady } from './redis.js'
  * @property {string} broadcast what carries broadcasts between processes (`memory`, `redis-sharded`, `redis-classic`)
  * @property {import('./doc-store.js').DocStore} docStore
  * @property {import('./session-store.js').SessionStore} sessionStore
+ * @property {import('./seats.js').Seats} seats who holds a seat in which session
  * @property {any} [adapter] the Socket.IO adapter constructor; absent = the in-memory default
  * @property {import('./redis.js').RedisClient} [limitStore] where per-IP rate limits are counted, so
  *   they hold across processes; absent = in memory
@@ -46,6 +50,7 @@ export async function openBackend (config, logger, health) {
       broadcast: 'memory',
       docStore: new LevelDocStore(guard, config),
       sessionStore: new LevelSessionStore(guard, config),
+      seats: new LocalSeats(),
       isReady: () => guard.ready,
       close: async () => {
         // Only a database that took its last write leaves a log with no record cut short.
@@ -85,6 +90,7 @@ export async function openBackend (config, logger, health) {
     broadcast: `redis-${config.redisAdapter}`,
     docStore: new RedisDocStore(data, { waitAof: config.redisWaitAof, feed }),
     sessionStore: new RedisSessionStore(data),
+    seats: new RedisSeats(data, { process: `${config.nodeName}/${process.pid}/${randomUUID().slice(0, 8)}`, leaseMs: config.seatLeaseMs, logger }),
     adapter,
     limitStore: data,
     feed,
