@@ -45,15 +45,21 @@ export async function openBackend (config, logger, health) {
   if (!usesRedis(config)) {
     const db = await openLevel(config.dataDir, logger)
     const guard = new LevelGuard(db, { health, logger })
+    const docStore = await LevelDocStore.open(guard, config, logger).catch(async (err) => {
+      await guard.close()
+      await db.close()
+      throw err
+    })
     return {
       storage: 'leveldb',
       broadcast: 'memory',
-      docStore: new LevelDocStore(guard, config),
+      docStore,
       sessionStore: new LevelSessionStore(guard, config),
       seats: new LocalSeats(),
       isReady: () => guard.ready,
       close: async () => {
         // Only a database that took its last write leaves a log with no record cut short.
+        await docStore.close()
         const clean = guard.ready
         await guard.close()
         await db.close()

@@ -1,29 +1,67 @@
-// Documents in the embedded LevelDB: per document, an optional snapshot under `<id>!s` and an update
-// log under `<id>!u!<seq>` (hex seq, so keys sort in write order). Compaction writes the new snapshot,
-// then range-deletes the log it covers: a crash in between leaves a snapshot and a log that overlap,
-// and loading applies both, which changes nothing (applying a Yjs update twice is a no-op).
-// LevelDB's own range delete keeps the per-key work off the event loop: deleting 500 keys in one
-// batch from JavaScript made compactions the main source of ACK tail latency.
+import { rm } from 'node:fs/promises'
+import { join } from 'node:path'
+import { AppError } from '../errors.js'
+import { StartError } from '../exit-codes.js'
+import { KINDS, LOG_DIR, UpdateLog, encodeRecord, leftoverFiles, readRecords } from './update-log.js'
+
+// Documents in the embedded LevelDB: per document, an optional snapshot under `<id>!s` and its
+// updates under `<id>!b!<seq>`, each entry several updates (hex seq, so keys sort in write order;
+// `<id>!u!<seq>`, one update each, is what earlier versions wrote, still read).
+//
+// An append is durable, and acknowledged, once it is in the update log (update-log.js); the
+// updates then wait here, in memory, and are moved to LevelDB every MOVE_INTERVAL_MS, all of a
+// document's in one entry: a LevelDB write per update and per turn cost more CPU than anything
+// else Tandem does per update (docs/PERFORMANCE.md). Reads merge what LevelDB holds with what
+// waits. At start, what a crash left in the log goes to LevelDB before anything is served.
+//
+// Compaction writes the new snapshot, then range-deletes the entries it covers: a crash in between
+// leaves a snapshot and entries that overlap, and loading applies both, which changes nothing
+// (applying a Yjs update twice is a no-op; so is an update moved twice).
 
 const SEQ_WIDTH = 12
+const MOVE_INTERVAL_MS = 100
+const RETRY_MAX_MS = 5000
+/** A file of the update log is closed, and deleted once moved, past this size. */
+const LOG_FILE_BYTES = 16 * 1024 * 1024
+/** Updates waiting for LevelDB past this (LevelDB refusing writes) refuse further appends. */
+const MAX_WAITING_BYTES = 64 * 1024 * 1024
 
 /** @typedef {import('./doc-store.js').DocStore} DocStore */
-/** @typedef {{ ops: { type: 'put', key: string, value: Uint8Array }[], waiters: { resolve: () => void, reject: (err: unknown) => void }[] }} Gathering */
 
 /** @implements {DocStore} */
 export class LevelDocStore {
   kind = 'leveldb'
   // LevelDB locks its directory: this process is the only writer.
   shared = false
-  /** @type {Map<string, number>} next log sequence number per document touched since start */
+  /** @type {Map<string, number>} next entry sequence number per document touched since start */
   #nextSeq = new Map()
-  /** @type {Gathering | null} appends waiting for the next batch */
-  #gathering = null
-  /** whether a batch is being written */
-  #writing = false
+  /** @type {Map<string, Uint8Array[]>} durable in the log, not yet in LevelDB */
+  #waiting = new Map()
+  #waitingBytes = 0
+  /** @type {Map<string, Uint8Array[]>} being written to LevelDB */
+  #moving = new Map()
+  /** @type {Promise<void>} the move in progress */
+  #moved = Promise.resolve()
+  #moveTimer = /** @type {NodeJS.Timeout | undefined} */ (undefined)
+  #failedMoves = 0
+  #closed = false
 
   /**
+   * Opens the store over a database, first moving to it what the update log still holds.
    * @param {import('./level-guard.js').LevelGuard} guard the database; every write goes through it
+   * @param {{ dataDir: string, syncWrites: boolean }} config
+   * @param {import('pino').Logger} logger
+   */
+  static async open (guard, { dataDir, syncWrites }, logger) {
+    const store = new LevelDocStore(guard, { syncWrites })
+    const dir = join(dataDir, LOG_DIR)
+    const next = await store.#recover(dir, logger)
+    store.log = new UpdateLog(dir, next, { sync: syncWrites })
+    return store
+  }
+
+  /**
+   * @param {import('./level-guard.js').LevelGuard} guard
    * @param {{ syncWrites: boolean }} options
    */
   constructor (guard, { syncWrites }) {
@@ -32,68 +70,34 @@ export class LevelDocStore {
     this.docs = guard.sublevel('docs', { valueEncoding: 'view' })
     /** @type {any} classic-level's own option, absent from abstract-level's types */
     this.writeOptions = { sync: syncWrites }
+    /** @type {UpdateLog | null} */
+    this.log = null
   }
 
   /** @param {string} docId */
   async load (docId) {
+    // Taken first: an update moved while LevelDB is read is then read twice at worst, never missed.
+    const waiting = [...this.#moving.get(docId) ?? [], ...this.#waiting.get(docId) ?? []]
     const snapshot = await this.guard.read(() => this.docs.get(snapshotKey(docId)))
-    const { updates, position } = await this.readSince(docId, null)
-    return { updates: snapshot ? [snapshot, ...updates] : updates, position }
+    const single = await this.guard.read(() => this.docs.values(range(docId, SINGLE)).all())
+    const several = await this.guard.read(() => this.docs.values(range(docId, SEVERAL)).all())
+    const updates = [...single, ...several.flatMap(unframe), ...waiting]
+    return { updates: snapshot ? [snapshot, ...updates] : updates, position: null }
   }
 
-  /** @param {string} docId @param {string | null} position the last log key read */
-  async readSince (docId, position) {
-    const range = logRange(docId)
-    const log = await this.guard.read(() => this.docs.iterator(position ? { ...range, gt: position } : range).all())
-    return {
-      updates: log.map(([, update]) => update),
-      position: log.length > 0 ? log[log.length - 1][0] : position
-    }
+  /** Only one process writes: there is never anything new to read. @param {string} docId */
+  async readSince (docId) {
+    return this.load(docId)
   }
 
   /** @param {string} docId @param {Uint8Array[]} updates */
   async append (docId, updates) {
-    let seq = await this.#seq(docId)
-    const ops = updates.map(update => ({ type: /** @type {const} */ ('put'), key: logKey(docId, seq++), value: update }))
-    // Appends to one document run one at a time (LiveDoc), so its numbers can be taken before the
-    // write lands; a failed write leaves a gap in them, which costs nothing (keys only sort).
-    this.#nextSeq.set(docId, seq)
-    await this.#write(ops)
+    const log = /** @type {UpdateLog} */ (this.log)
+    if (this.#waitingBytes > MAX_WAITING_BYTES) throw new AppError('UNAVAILABLE', 'storage is not taking writes; retry')
+    // Through the guard, as LevelDB's writes: a failed write (a full disk) refuses every write until
+    // the database has reopened, which is also how storage finds out that it can write again.
+    await this.guard.write(() => log.write(encodeRecord(KINDS.APPEND, docId, updates), () => this.#wait(docId, updates)))
     return {}
-  }
-
-  /**
-   * Group commit across documents: one batch is written at a time, and the appends of every
-   * document that arrive meanwhile go to LevelDB together in the next one (one fsync with
-   * SYNC_WRITES), which starts once the last one landed, at the end of the event loop's turn at the
-   * earliest. Each append resolves once its batch is written; a failed batch fails every append in it.
-   * The busier the server, the larger each batch: every batch costs LevelDB a thread-pool hop and a
-   * write to its log whatever its size.
-   * @param {{ type: 'put', key: string, value: Uint8Array }[]} ops
-   * @returns {Promise<void>}
-   */
-  #write (ops) {
-    return new Promise((resolve, reject) => {
-      if (!this.#gathering) {
-        this.#gathering = { ops: [], waiters: [] }
-        if (!this.#writing) setImmediate(() => this.#flush())
-      }
-      this.#gathering.ops.push(...ops)
-      this.#gathering.waiters.push({ resolve, reject })
-    })
-  }
-
-  #flush () {
-    const { ops, waiters } = /** @type {Gathering} */ (this.#gathering)
-    this.#gathering = null
-    this.#writing = true
-    this.guard.write(() => this.docs.batch(ops, this.writeOptions)).then(
-      () => { for (const waiter of waiters) waiter.resolve() },
-      (err) => { for (const waiter of waiters) waiter.reject(err) }
-    ).finally(() => {
-      this.#writing = false
-      if (this.#gathering) setImmediate(() => this.#flush())
-    })
   }
 
   /**
@@ -101,16 +105,147 @@ export class LevelDocStore {
    * @param {() => Promise<{ snapshot: Uint8Array }>} makeSnapshot
    */
   async compact (docId, makeSnapshot) {
-    // As the only writer, and called between appends, the snapshot covers every log entry.
+    // As the only writer, and called between appends, the snapshot covers every entry.
     const { snapshot } = await makeSnapshot()
     await this.guard.write(() => this.docs.put(snapshotKey(docId), snapshot, this.writeOptions))
-    await this.guard.write(() => this.docs.clear({ ...logRange(docId), ...this.writeOptions }))
+    // The snapshot holds what waits for LevelDB too; a move under way lands before the clear.
+    await this.#moved
+    this.#forget(docId)
+    await this.guard.write(() => this.docs.clear({ ...range(docId, SINGLE), ...this.writeOptions }))
+    await this.guard.write(() => this.docs.clear({ ...range(docId, SEVERAL), ...this.writeOptions }))
     return true
   }
 
   /** @param {string} docId */
   async delete (docId) {
-    const keys = await this.guard.read(() => this.docs.keys(logRange(docId)).all())
+    const log = /** @type {UpdateLog} */ (this.log)
+    // In the log first, so that a crash before the move cannot bring the document back.
+    await this.guard.write(() => log.write(encodeRecord(KINDS.DELETE, docId), () => this.#forget(docId)))
+    // A move under way may still write the document's entries (or, failing, give them back): it
+    // ends before these deletes.
+    await this.#moved
+    this.#forget(docId)
+    await this.#deleteFromLevel(docId)
+  }
+
+  /** Moves what waits to LevelDB and closes the log; its files are deleted once all of it is moved. */
+  async close () {
+    if (this.#closed) return
+    this.#closed = true
+    clearTimeout(this.#moveTimer)
+    await this.#moved
+    if (this.#waiting.size > 0) await this.#moveNow().catch(() => {})
+    this.log?.close({ empty: this.#waiting.size === 0 })
+  }
+
+  /** @param {string} docId @param {Uint8Array[]} updates */
+  #wait (docId, updates) {
+    const waiting = this.#waiting.get(docId)
+    if (waiting) waiting.push(...updates)
+    else this.#waiting.set(docId, [...updates])
+    for (const update of updates) this.#waitingBytes += update.byteLength
+    this.#scheduleMove(MOVE_INTERVAL_MS)
+  }
+
+  /** @param {string} docId */
+  #forget (docId) {
+    for (const update of this.#waiting.get(docId) ?? []) this.#waitingBytes -= update.byteLength
+    this.#waiting.delete(docId)
+  }
+
+  /** @param {number} ms */
+  #scheduleMove (ms) {
+    if (this.#moveTimer || this.#closed) return
+    this.#moveTimer = setTimeout(() => {
+      this.#moveTimer = undefined
+      this.#moved = this.#moveNow().then(
+        () => { this.#failedMoves = 0 },
+        () => {
+          // LevelDB refused the batch; LevelGuard reopens it and reports storage health meanwhile.
+          this.#failedMoves++
+          this.#scheduleMove(Math.min(MOVE_INTERVAL_MS * 2 ** this.#failedMoves, RETRY_MAX_MS))
+        })
+    }, ms)
+  }
+
+  /** Writes every waiting update to LevelDB, one entry per document; then deletes the log files they filled. */
+  async #moveNow () {
+    const log = /** @type {UpdateLog} */ (this.log)
+    // Whatever the files before the new one hold is waiting now, or was moved before.
+    log.rotateIfPast(LOG_FILE_BYTES)
+    this.#moving = this.#waiting
+    this.#waiting = new Map()
+    const moving = this.#moving
+    try {
+      const ops = await this.#entriesOf(moving)
+      await this.guard.write(() => this.docs.batch(ops, this.writeOptions))
+    } catch (err) {
+      // Back in front of what arrived meanwhile; their files stay until a move succeeds.
+      for (const [docId, updates] of this.#waiting) moving.set(docId, [...moving.get(docId) ?? [], ...updates])
+      this.#waiting = moving
+      throw err
+    } finally {
+      this.#moving = new Map()
+    }
+    for (const updates of moving.values()) for (const update of updates) this.#waitingBytes -= update.byteLength
+    log.deleteOlder()
+  }
+
+  /**
+   * Moves what a previous run left in the update log to LevelDB, then deletes its files. Refuses to
+   * start on a damaged record, while it is still on disk.
+   * @param {string} dir
+   * @param {import('pino').Logger} logger
+   * @returns {Promise<number>} the number of the next file of the log
+   */
+  async #recover (dir, logger) {
+    const files = await leftoverFiles(dir)
+    if (files.length === 0) return 1
+    /** @type {Map<string, Uint8Array[]>} */
+    const appended = new Map()
+    /** @type {Set<string>} */
+    const deleted = new Set()
+    for (const [i, { path, bytes }] of files.entries()) {
+      const { records, damage, tornBytes } = readRecords(bytes)
+      // Only the last file can end in a write cut short: the next file starts after a whole record.
+      if (damage || (tornBytes > 0 && i < files.length - 1)) {
+        const offset = damage?.offset ?? bytes.length - tornBytes
+        throw new StartError('STORAGE_CORRUPT', `the update log ${path} is damaged (${damage?.problem ?? 'an incomplete record'} at byte ${offset}): ` +
+          `restore DATA_DIR from a backup, or to keep only the ${records.length} records before the damage, stop every server on DATA_DIR and run: truncate -s ${offset} ${path}`,
+        { file: path, offset, records: records.length })
+      }
+      if (tornBytes > 0) {
+        logger.warn({ file: path, droppedBytes: tornBytes, records: records.length },
+          'the update log ends in an incomplete record, left by a write cut short (never acknowledged): it is dropped')
+      }
+      for (const { kind, docId, updates } of records) {
+        if (kind === KINDS.DELETE) {
+          appended.delete(docId)
+          deleted.add(docId)
+        } else {
+          appended.set(docId, [...appended.get(docId) ?? [], ...updates])
+        }
+      }
+    }
+    try {
+      for (const docId of deleted) await this.#deleteFromLevel(docId)
+      const ops = await this.#entriesOf(appended)
+      // Synced whatever SYNC_WRITES says: the log's files are deleted next.
+      await this.guard.write(() => this.docs.batch(ops, /** @type {any} */ ({ sync: true })))
+    } catch (err) {
+      throw new StartError('STORAGE_FAILED', `the update log could not be moved to the database (${err instanceof Error ? err.message : err}); it is kept: start again`, { cause: String(err) })
+    }
+    for (const { path } of files) await rm(path)
+    logger.info({ files: files.length, documents: appended.size, deleted: deleted.size }, 'the update log a previous run left is in the database')
+    return files[files.length - 1].file + 1
+  }
+
+  /** @param {string} docId */
+  async #deleteFromLevel (docId) {
+    const keys = [
+      ...await this.guard.read(() => this.docs.keys(range(docId, SINGLE)).all()),
+      ...await this.guard.read(() => this.docs.keys(range(docId, SEVERAL)).all())
+    ]
     await this.guard.write(() => this.docs.batch([
       ...keys.map(key => ({ type: /** @type {const} */ ('del'), key })),
       { type: 'del', key: snapshotKey(docId) }
@@ -118,22 +253,65 @@ export class LevelDocStore {
     this.#nextSeq.delete(docId)
   }
 
-  /** @param {string} docId */
+  /**
+   * One new entry per document, holding all of its updates.
+   * @param {Map<string, Uint8Array[]>} updatesByDoc
+   */
+  async #entriesOf (updatesByDoc) {
+    /** @type {{ type: 'put', key: string, value: Uint8Array }[]} */
+    const ops = []
+    for (const [docId, updates] of updatesByDoc) ops.push({ type: 'put', key: entryKey(docId, await this.#seq(docId)), value: frame(updates) })
+    return ops
+  }
+
+  /** The next sequence number of a document's entries. @param {string} docId */
   async #seq (docId) {
-    const known = this.#nextSeq.get(docId)
-    if (known !== undefined) return known
-    const [lastKey] = await this.guard.read(() => this.docs.keys({ ...logRange(docId), reverse: true, limit: 1 }).all())
-    const next = lastKey ? parseInt(lastKey.slice(-SEQ_WIDTH), 16) + 1 : 0
-    this.#nextSeq.set(docId, next)
+    let next = this.#nextSeq.get(docId)
+    if (next === undefined) {
+      const [lastKey] = await this.guard.read(() => this.docs.keys({ ...range(docId, SEVERAL), reverse: true, limit: 1 }).all())
+      next = lastKey ? parseInt(lastKey.slice(-SEQ_WIDTH), 16) + 1 : 0
+    }
+    this.#nextSeq.set(docId, next + 1)
     return next
   }
 }
+
+const SINGLE = 'u'
+const SEVERAL = 'b'
 
 /** @param {string} docId */
 const snapshotKey = docId => `${docId}!s`
 
 /** @param {string} docId @param {number} seq */
-const logKey = (docId, seq) => `${docId}!u!${seq.toString(16).padStart(SEQ_WIDTH, '0')}`
+const entryKey = (docId, seq) => `${docId}!${SEVERAL}!${seq.toString(16).padStart(SEQ_WIDTH, '0')}`
 
-/** @param {string} docId */
-const logRange = docId => ({ gt: `${docId}!u!`, lt: `${docId}!u!~` })
+/** @param {string} docId @param {string} kind */
+const range = (docId, kind) => ({ gt: `${docId}!${kind}!`, lt: `${docId}!${kind}!~` })
+
+/** Several updates in one value, each after its 4-byte length. @param {Uint8Array[]} updates */
+function frame (updates) {
+  let length = 0
+  for (const update of updates) length += 4 + update.byteLength
+  const value = Buffer.allocUnsafe(length)
+  let offset = 0
+  for (const update of updates) {
+    value.writeUInt32LE(update.byteLength, offset)
+    value.set(update, offset + 4)
+    offset += 4 + update.byteLength
+  }
+  return value
+}
+
+/** @param {Uint8Array} value @returns {Uint8Array[]} */
+function unframe (value) {
+  const view = new DataView(value.buffer, value.byteOffset, value.byteLength)
+  /** @type {Uint8Array[]} */
+  const updates = []
+  // Bounded: every turn moves `offset` forward by at least 4 bytes.
+  for (let offset = 0; offset + 4 <= value.byteLength;) {
+    const end = offset + 4 + view.getUint32(offset, true)
+    updates.push(value.subarray(offset + 4, end))
+    offset = end
+  }
+  return updates
+}

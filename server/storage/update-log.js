@@ -1,0 +1,250 @@
+import { closeSync, fdatasync, fsyncSync, ftruncateSync, openSync, unlinkSync, writeSync } from 'node:fs'
+import { mkdir, readdir, readFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { crc32 } from 'node:zlib'
+
+// The embedded store's own write-ahead log: what makes an update durable, so that it can be
+// acknowledged, before it reaches LevelDB (level-doc-store.js moves it there in the background, many
+// updates per LevelDB write). The updates of an event loop's turn go to the log in one synchronous
+// write on the main thread (and one fdatasync with SYNC_WRITES), where a LevelDB batch costs a hop
+// to the thread pool and a write per update. Files of the log (`DATA_DIR/update-log/<n>.log`) are
+// deleted once everything in them is in LevelDB; at start, whatever a crash left in them goes to
+// LevelDB before the server serves anything.
+//
+// A record: its body's length and the body's CRC-32 (4 bytes each, little-endian), then the body:
+// its kind (1 = updates appended to a document, 2 = a document deleted), the document id after a
+// 2-byte length, and for appends each update after a 4-byte length.
+
+export const LOG_DIR = 'update-log'
+const HEADER = 8
+export const KINDS = Object.freeze({ APPEND: 1, DELETE: 2 })
+
+/**
+ * @typedef {{ kind: number, docId: string, updates: Uint8Array[] }} LogRecord
+ * @typedef {{ bytes: Uint8Array, onDurable: () => void, resolve: () => void, reject: (err: unknown) => void }} Waiting
+ */
+
+export class UpdateLog {
+  /** @type {Waiting[]} records waiting for the next write */
+  #waiting = []
+  #scheduled = false
+  #syncing = false
+  /** bytes of whole records in the current file: a failed write is cut back to it */
+  #size = 0
+  /** a failed write may have left part of a record past `#size` that is not cut back yet */
+  #cutShort = false
+  /** @type {number[]} files of the log before the current one, not yet deleted */
+  #older = []
+
+  /**
+   * @param {string} dir
+   * @param {number} file the number of the file to write
+   * @param {{ sync: boolean }} options `sync`: fdatasync each write before it counts as done
+   */
+  constructor (dir, file, { sync }) {
+    this.dir = dir
+    this.sync = sync
+    this.file = file
+    this.fd = openSync(fileOf(dir, file), 'a')
+    if (sync) syncDir(dir)
+  }
+
+  /** Bytes in the current file. */
+  get size () {
+    return this.#size
+  }
+
+  /**
+   * Writes a record with the others of this turn. `onDurable` runs the moment it is durable, before
+   * the promise resolves; a failed write rejects, and nothing of it counts.
+   * @param {Uint8Array} bytes one record (encodeRecord)
+   * @param {() => void} onDurable
+   * @returns {Promise<void>}
+   */
+  write (bytes, onDurable) {
+    return new Promise((resolve, reject) => {
+      this.#waiting.push({ bytes, onDurable, resolve, reject })
+      if (this.#scheduled || this.#syncing) return
+      this.#scheduled = true
+      setImmediate(this.#flush)
+    })
+  }
+
+  #flush = () => {
+    this.#scheduled = false
+    const batch = this.#waiting.splice(0)
+    if (batch.length === 0) return
+    const bytes = batch.length === 1 ? batch[0].bytes : Buffer.concat(batch.map(waiting => waiting.bytes))
+    try {
+      if (this.#cutShort) {
+        ftruncateSync(this.fd, this.#size)
+        this.#cutShort = false
+      }
+      this.#cutShort = true
+      // A regular file takes the whole write or fails; the loop only guards against a short one.
+      for (let written = 0; written < bytes.length;) written += writeSync(this.fd, bytes, written)
+      this.#cutShort = false
+    } catch (err) {
+      this.#cutBack()
+      for (const waiting of batch) waiting.reject(err)
+      return
+    }
+    this.#size += bytes.length
+    if (!this.sync) {
+      done(batch)
+      return
+    }
+    this.#syncing = true
+    fdatasync(this.fd, (err) => {
+      this.#syncing = false
+      // Not synced: not acknowledged, though it may survive (the editor sends it again; no harm).
+      if (err) for (const waiting of batch) waiting.reject(err)
+      else done(batch)
+      if (this.#waiting.length > 0) this.#flush()
+    })
+  }
+
+  /** Cuts a failed write back to the last whole record; if that fails too, the next write tries first. */
+  #cutBack () {
+    try {
+      ftruncateSync(this.fd, this.#size)
+      this.#cutShort = false
+    } catch {}
+  }
+
+  /**
+   * Starts a new file once the current one has grown past `bytes`. The files before it can be deleted
+   * (`deleteOlder`) once every record they hold is elsewhere.
+   * @param {number} bytes
+   */
+  rotateIfPast (bytes) {
+    if (this.#size < bytes || this.#cutShort) return
+    const next = this.file + 1
+    const fd = openSync(fileOf(this.dir, next), 'a')
+    if (this.sync) syncDir(this.dir)
+    closeSync(this.fd)
+    this.#older.push(this.file)
+    this.fd = fd
+    this.file = next
+    this.#size = 0
+  }
+
+  /** Deletes the files before the current one. */
+  deleteOlder () {
+    for (const file of this.#older.splice(0)) unlinkSync(fileOf(this.dir, file))
+  }
+
+  /** Closes the file; with `empty`, deletes it and the older ones (everything is elsewhere). @param {{ empty: boolean }} options */
+  close ({ empty }) {
+    closeSync(this.fd)
+    if (!empty) return
+    this.deleteOlder()
+    unlinkSync(fileOf(this.dir, this.file))
+  }
+}
+
+/** @param {Waiting[]} batch */
+function done (batch) {
+  for (const waiting of batch) waiting.onDurable()
+  for (const waiting of batch) waiting.resolve()
+}
+
+/**
+ * @param {number} kind
+ * @param {string} docId
+ * @param {Uint8Array[]} updates
+ * @returns {Buffer}
+ */
+export function encodeRecord (kind, docId, updates = []) {
+  const id = Buffer.from(docId, 'utf8')
+  let length = 3 + id.length
+  for (const update of updates) length += 4 + update.byteLength
+  const record = Buffer.allocUnsafe(HEADER + length)
+  record.writeUInt32LE(length, 0)
+  record[HEADER] = kind
+  record.writeUInt16LE(id.length, HEADER + 1)
+  id.copy(record, HEADER + 3)
+  let offset = HEADER + 3 + id.length
+  for (const update of updates) {
+    record.writeUInt32LE(update.byteLength, offset)
+    record.set(update, offset + 4)
+    offset += 4 + update.byteLength
+  }
+  record.writeUInt32LE(crc32(record.subarray(HEADER)), 4)
+  return record
+}
+
+/**
+ * The records of one file of the log, up to the first that is not whole.
+ * @param {Uint8Array} bytes
+ * @returns {{ records: LogRecord[], damage: { offset: number, problem: string } | null, tornBytes: number }}
+ *   `damage`: a record that is all there but wrong (its checksum, its kind or its framing);
+ *   `tornBytes`: an incomplete last record, as a write cut short leaves it
+ */
+export function readRecords (bytes) {
+  const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+  /** @type {LogRecord[]} */
+  const records = []
+  let offset = 0
+  // Bounded: every turn moves `offset` forward by at least HEADER bytes, or returns.
+  while (offset < buffer.length) {
+    if (buffer.length - offset < HEADER) return { records, damage: null, tornBytes: buffer.length - offset }
+    const length = buffer.readUInt32LE(offset)
+    const end = offset + HEADER + length
+    if (end > buffer.length) return { records, damage: null, tornBytes: buffer.length - offset }
+    const body = buffer.subarray(offset + HEADER, end)
+    const record = crc32(body) === buffer.readUInt32LE(offset + 4) ? decodeBody(body) : null
+    if (!record) return { records, damage: { offset, problem: crc32(body) === buffer.readUInt32LE(offset + 4) ? 'bad record' : 'checksum mismatch' }, tornBytes: 0 }
+    records.push(record)
+    offset = end
+  }
+  return { records, damage: null, tornBytes: 0 }
+}
+
+/** @param {Buffer} body @returns {LogRecord | null} */
+function decodeBody (body) {
+  if (body.length < 3) return null
+  const kind = body[0]
+  const idEnd = 3 + body.readUInt16LE(1)
+  if ((kind !== KINDS.APPEND && kind !== KINDS.DELETE) || idEnd > body.length) return null
+  const docId = body.toString('utf8', 3, idEnd)
+  /** @type {Uint8Array[]} */
+  const updates = []
+  let offset = idEnd
+  while (offset < body.length) {
+    if (offset + 4 > body.length) return null
+    const end = offset + 4 + body.readUInt32LE(offset)
+    if (end > body.length) return null
+    updates.push(new Uint8Array(body.subarray(offset + 4, end)))
+    offset = end
+  }
+  if (kind === KINDS.DELETE && updates.length > 0) return null
+  return { kind, docId, updates }
+}
+
+/**
+ * The files a previous run left in `dir`, oldest first, each with its records; creates `dir`.
+ * @param {string} dir
+ * @returns {Promise<{ file: number, path: string, bytes: Uint8Array }[]>}
+ */
+export async function leftoverFiles (dir) {
+  await mkdir(dir, { recursive: true })
+  const files = (await readdir(dir))
+    .filter(name => /^\d+\.log$/.test(name))
+    .map(name => Number(name.slice(0, -4)))
+    .sort((a, b) => a - b)
+  return Promise.all(files.map(async file => ({ file, path: fileOf(dir, file), bytes: await readFile(fileOf(dir, file)) })))
+}
+
+/** @param {string} dir @param {number} file */
+const fileOf = (dir, file) => join(dir, `${String(file).padStart(8, '0')}.log`)
+
+/** A new file's name must survive a power loss as well as its contents. @param {string} dir */
+function syncDir (dir) {
+  const fd = openSync(dir, 'r')
+  try {
+    fsyncSync(fd)
+  } finally {
+    closeSync(fd)
+  }
+}

@@ -1,0 +1,118 @@
+import assert from 'node:assert/strict'
+import { once } from 'node:events'
+import { appendFile, open, readdir, stat } from 'node:fs/promises'
+import { join } from 'node:path'
+import { after, before, describe, it } from 'node:test'
+import { EXIT_CODES } from '../server/exit-codes.js'
+import { LOG_DIR } from '../server/storage/update-log.js'
+import { spawnServer, startChildServer } from './helpers/child-server.js'
+import { TestEditor } from './helpers/editor.js'
+import { api, contentOf, createSession, startServer, tempDataDir } from './helpers/server.js'
+
+// The embedded store acknowledges an update once it is in its update log (DATA_DIR/update-log), and
+// moves it to LevelDB afterwards. A server killed with updates only in the log must serve them at
+// its next start; a damaged log must stop the start while its records are still on disk.
+
+/** @type {{ dir: string, remove: () => Promise<void> }} */
+let data
+before(async () => { data = await tempDataDir() })
+after(() => data.remove())
+
+/**
+ * A server on `dir` whose editor types `count` edits, each acknowledged, then is killed with SIGKILL
+ * at once: the last edits are in the update log and nowhere else.
+ * @param {string} dir
+ * @param {number} count
+ */
+async function typeThenKill (dir, count) {
+  const server = await startChildServer({ DATA_DIR: dir, UPDATES_PER_SECOND: '0' })
+  const session = await createSession(server.url)
+  const editor = new TestEditor(server.url)
+  await editor.join(session.id)
+  for (let i = 0; i < count; i++) assert.deepEqual(await editor.insert(session.id, 0, `${i};`), { ok: true })
+  const text = editor.text(session.id)
+  await server.stop('SIGKILL')
+  editor.close()
+  return { id: session.id, text }
+}
+
+/** @param {string} dir */
+async function logFiles (dir) {
+  return (await readdir(join(dir, LOG_DIR))).map(name => join(dir, LOG_DIR, name))
+}
+
+describe('the update log', () => {
+  it('serves after a SIGKILL every edit acknowledged just before it, and leaves no log file after a clean stop', async (t) => {
+    const dir = join(data.dir, 'killed')
+    const { id, text } = await typeThenKill(dir, 50)
+    assert.ok((await logFiles(dir)).length > 0, 'the killed server left its update log')
+    const server = await startChildServer({ DATA_DIR: dir })
+    t.after(() => server.stop('SIGKILL'))
+    assert.equal(await contentOf(server.url, id), text)
+    assert.ok(server.logs.some(entry => entry.msg === 'the update log a previous run left is in the database'))
+    assert.equal((await server.stop('SIGTERM')).code, 0)
+    assert.deepEqual(await logFiles(dir), [], 'a clean stop moves everything and deletes the log')
+
+    const again = await startChildServer({ DATA_DIR: dir })
+    t.after(() => again.stop('SIGKILL'))
+    assert.equal(await contentOf(again.url, id), text)
+  })
+
+  it('does not bring back a document deleted just before a SIGKILL', async (t) => {
+    const dir = join(data.dir, 'deleted')
+    const server = await startChildServer({ DATA_DIR: dir, UPDATES_PER_SECOND: '0' })
+    const kept = await createSession(server.url, { content: 'kept\n' })
+    const gone = await createSession(server.url, { content: 'gone\n' })
+    const editor = new TestEditor(server.url)
+    await editor.join(gone.id)
+    for (let i = 0; i < 10; i++) assert.deepEqual(await editor.insert(gone.id, 0, `${i};`), { ok: true })
+    editor.close()
+    assert.equal((await api(server.url, `/api/sessions/${gone.id}`, { method: 'DELETE' })).status, 204)
+    await server.stop('SIGKILL')
+
+    const tandem = await startServer({ dataDir: dir })
+    t.after(() => tandem.close())
+    assert.deepEqual((await tandem.server.registry.store.load(gone.id)).updates, [], 'nothing of the deleted document is stored')
+    assert.equal(await contentOf(tandem.url, kept.id), 'kept\n')
+  })
+
+  it('starts after a crash whose last write was cut short, drops that record with a warning, and serves every acknowledged edit', async (t) => {
+    const dir = join(data.dir, 'torn')
+    const { id, text } = await typeThenKill(dir, 30)
+    const files = await logFiles(dir)
+    const last = files[files.length - 1]
+    // A record's header announcing 100 bytes, and 10 of them: a write the crash cut short.
+    const header = Buffer.alloc(8)
+    header.writeUInt32LE(100, 0)
+    await appendFile(last, Buffer.concat([header, Buffer.alloc(10, 7)]))
+
+    const server = await startChildServer({ DATA_DIR: dir })
+    t.after(() => server.stop('SIGKILL'))
+    const warning = server.logs.find(entry => /incomplete record/.test(entry.msg))
+    assert.equal(warning?.droppedBytes, 18)
+    assert.equal(await contentOf(server.url, id), text)
+  })
+
+  it('refuses to start, every time, when a byte of the update log is flipped, naming the file and keeping it', async () => {
+    const dir = join(data.dir, 'flipped')
+    await typeThenKill(dir, 30)
+    const [file] = await logFiles(dir)
+    const size = (await stat(file)).size
+    const handle = await open(file, 'r+')
+    const byte = Buffer.alloc(1)
+    await handle.read(byte, 0, 1, size - 2)
+    byte[0] ^= 0xff
+    await handle.write(byte, 0, 1, size - 2)
+    await handle.close()
+
+    for (let start = 0; start < 2; start++) {
+      const { child, logs, output, lines } = spawnServer({ DATA_DIR: dir })
+      const [[code]] = await Promise.all([once(child, 'exit'), once(lines, 'close')])
+      assert.equal(code, EXIT_CODES.STORAGE_CORRUPT, `logs: ${JSON.stringify(logs)} stderr: ${output.stderr}`)
+      const refusal = logs.find(entry => entry.reason === 'STORAGE_CORRUPT')
+      assert.equal(refusal?.file, file)
+      assert.match(refusal.msg, /checksum mismatch/)
+      assert.equal((await stat(file)).size, size, 'the damaged log is left as it was')
+    }
+  })
+})
