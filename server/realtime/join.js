@@ -115,7 +115,8 @@ export function joiner (socket, ctx, logger) {
     try {
       editors = await cluster.seats.take(docId, maxEditors)
     } catch (err) {
-      logger.warn({ err, doc: docId }, 'could not take a seat')
+      // Redis is down: its health check says so; a line per refused join would flood the log.
+      logger.debug({ err, doc: docId }, 'could not take a seat')
       throw new AppError('UNAVAILABLE', 'could not take a seat in the session; retry')
     }
     if (editors === null) throw roomFull(docId, maxEditors)

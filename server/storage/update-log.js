@@ -49,11 +49,6 @@ export class UpdateLog {
     if (sync) syncDir(dir)
   }
 
-  /** Bytes in the current file. */
-  get size () {
-    return this.#size
-  }
-
   /**
    * Writes a record with the others of this turn. `onDurable` runs the moment it is durable, before
    * the promise resolves; a failed write rejects, and nothing of it counts.
@@ -223,7 +218,7 @@ function decodeBody (body) {
 }
 
 /**
- * The files a previous run left in `dir`, oldest first, each with its records; creates `dir`.
+ * The files a previous run left in `dir`, oldest first, each with its bytes; creates `dir`.
  * @param {string} dir
  * @returns {Promise<{ file: number, path: string, bytes: Uint8Array }[]>}
  */
