@@ -2,7 +2,7 @@ import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { AppError } from '../errors.js'
 import { StartError } from '../exit-codes.js'
-import { KINDS, LOG_DIR, UpdateLog, encodeRecord, leftoverFiles, readRecords } from './update-log.js'
+import { KINDS, LOG_DIR, UpdateLog, encodeRecord, leftoverFiles, readRecords, readUpdates, updatesLength, writeUpdates } from './update-log.js'
 
 // Documents in the embedded LevelDB: per document, an optional snapshot under `<id>!s` and its
 // updates under `<id>!b!<seq>`, each entry several updates (hex seq, so keys sort in write order;
@@ -288,30 +288,17 @@ const entryKey = (docId, seq) => `${docId}!${SEVERAL}!${seq.toString(16).padStar
 /** @param {string} docId @param {string} kind */
 const range = (docId, kind) => ({ gt: `${docId}!${kind}!`, lt: `${docId}!${kind}!~` })
 
-/** Several updates in one value, each after its 4-byte length. @param {Uint8Array[]} updates */
+/** Several updates in one value. @param {Uint8Array[]} updates */
 function frame (updates) {
-  let length = 0
-  for (const update of updates) length += 4 + update.byteLength
-  const value = Buffer.allocUnsafe(length)
-  let offset = 0
-  for (const update of updates) {
-    value.writeUInt32LE(update.byteLength, offset)
-    value.set(update, offset + 4)
-    offset += 4 + update.byteLength
-  }
+  const value = Buffer.allocUnsafe(updatesLength(updates))
+  writeUpdates(value, 0, updates)
   return value
 }
 
-/** @param {Uint8Array} value @returns {Uint8Array[]} */
+/** @param {Uint8Array} value */
 function unframe (value) {
-  const view = new DataView(value.buffer, value.byteOffset, value.byteLength)
-  /** @type {Uint8Array[]} */
-  const updates = []
-  // Bounded: every turn moves `offset` forward by at least 4 bytes.
-  for (let offset = 0; offset + 4 <= value.byteLength;) {
-    const end = offset + 4 + view.getUint32(offset, true)
-    updates.push(value.subarray(offset + 4, end))
-    offset = end
-  }
+  const updates = readUpdates(value, 0)
+  // Refused like any document that fails to load: never served as if whole.
+  if (!updates) throw new Error('a stored entry of the document is damaged')
   return updates
 }

@@ -152,19 +152,13 @@ function done (batch) {
  */
 export function encodeRecord (kind, docId, updates = []) {
   const id = Buffer.from(docId, 'utf8')
-  let length = 3 + id.length
-  for (const update of updates) length += 4 + update.byteLength
+  const length = 3 + id.length + updatesLength(updates)
   const record = Buffer.allocUnsafe(HEADER + length)
   record.writeUInt32LE(length, 0)
   record[HEADER] = kind
   record.writeUInt16LE(id.length, HEADER + 1)
   id.copy(record, HEADER + 3)
-  let offset = HEADER + 3 + id.length
-  for (const update of updates) {
-    record.writeUInt32LE(update.byteLength, offset)
-    record.set(update, offset + 4)
-    offset += 4 + update.byteLength
-  }
+  writeUpdates(record, HEADER + 3 + id.length, updates)
   record.writeUInt32LE(crc32(record.subarray(HEADER)), 4)
   return record
 }
@@ -184,12 +178,12 @@ export function readRecords (bytes) {
   // Bounded: every turn moves `offset` forward by at least HEADER bytes, or returns.
   while (offset < buffer.length) {
     if (buffer.length - offset < HEADER) return { records, damage: null, tornBytes: buffer.length - offset }
-    const length = buffer.readUInt32LE(offset)
-    const end = offset + HEADER + length
+    const end = offset + HEADER + buffer.readUInt32LE(offset)
     if (end > buffer.length) return { records, damage: null, tornBytes: buffer.length - offset }
     const body = buffer.subarray(offset + HEADER, end)
-    const record = crc32(body) === buffer.readUInt32LE(offset + 4) ? decodeBody(body) : null
-    if (!record) return { records, damage: { offset, problem: crc32(body) === buffer.readUInt32LE(offset + 4) ? 'bad record' : 'checksum mismatch' }, tornBytes: 0 }
+    if (crc32(body) !== buffer.readUInt32LE(offset + 4)) return { records, damage: { offset, problem: 'checksum mismatch' }, tornBytes: 0 }
+    const record = decodeBody(body)
+    if (!record) return { records, damage: { offset, problem: 'bad record' }, tornBytes: 0 }
     records.push(record)
     offset = end
   }
@@ -202,19 +196,52 @@ function decodeBody (body) {
   const kind = body[0]
   const idEnd = 3 + body.readUInt16LE(1)
   if ((kind !== KINDS.APPEND && kind !== KINDS.DELETE) || idEnd > body.length) return null
-  const docId = body.toString('utf8', 3, idEnd)
+  const updates = readUpdates(body, idEnd)
+  if (!updates || (kind === KINDS.DELETE && updates.length > 0)) return null
+  return { kind, docId: body.toString('utf8', 3, idEnd), updates }
+}
+
+/** The bytes `writeUpdates` takes. @param {Uint8Array[]} updates */
+export function updatesLength (updates) {
+  let length = 0
+  for (const update of updates) length += 4 + update.byteLength
+  return length
+}
+
+/**
+ * Writes each update after its length (4 bytes, little-endian), from `offset` on.
+ * @param {Buffer} target
+ * @param {number} offset
+ * @param {Uint8Array[]} updates
+ */
+export function writeUpdates (target, offset, updates) {
+  for (const update of updates) {
+    target.writeUInt32LE(update.byteLength, offset)
+    target.set(update, offset + 4)
+    offset += 4 + update.byteLength
+  }
+}
+
+/**
+ * What `writeUpdates` wrote from `offset` to the end of `bytes` (views into it), or null when the
+ * lengths do not add up to it.
+ * @param {Uint8Array} bytes
+ * @param {number} offset
+ * @returns {Uint8Array[] | null}
+ */
+export function readUpdates (bytes, offset) {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
   /** @type {Uint8Array[]} */
   const updates = []
-  let offset = idEnd
-  while (offset < body.length) {
-    if (offset + 4 > body.length) return null
-    const end = offset + 4 + body.readUInt32LE(offset)
-    if (end > body.length) return null
-    updates.push(new Uint8Array(body.subarray(offset + 4, end)))
+  // Bounded: every turn moves `offset` forward by at least 4 bytes, or returns.
+  while (offset < bytes.byteLength) {
+    if (offset + 4 > bytes.byteLength) return null
+    const end = offset + 4 + view.getUint32(offset, true)
+    if (end > bytes.byteLength) return null
+    updates.push(bytes.subarray(offset + 4, end))
     offset = end
   }
-  if (kind === KINDS.DELETE && updates.length > 0) return null
-  return { kind, docId, updates }
+  return updates
 }
 
 /**
