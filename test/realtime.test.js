@@ -65,6 +65,35 @@ describe('realtime editing', () => {
     assert.equal(await contentOf(tandem.url, session.id), '>let x = 1')
   })
 
+  it('relays to editors on long-polling, upgrading and on WebSocket alike, each in the order the updates were applied', async () => {
+    const session = await createSession(tandem.url)
+    const alice = editor()
+    const receivers = [
+      new TestEditor(tandem.url, { transports: ['polling'] }),
+      new TestEditor(tandem.url, { transports: ['polling', 'websocket'] }),
+      editor()
+    ]
+    editors.push(receivers[0], receivers[1])
+    await alice.join(session.id)
+    for (const receiver of receivers) await receiver.join(session.id)
+    const acks = []
+    for (let i = 0; i < 40; i++) acks.push(alice.insert(session.id, alice.text(session.id).length, `${i};`))
+    assert.ok((await Promise.all(acks)).every(reply => reply.ok === true))
+    const text = alice.text(session.id)
+    await eventually(() => receivers.every(receiver => receiver.text(session.id) === text))
+    // Each update a receiver got starts where the ones before it ended: none overtook another.
+    const author = alice.ydoc(session.id).clientID
+    for (const [index, receiver] of receivers.entries()) {
+      let next = 0
+      for (const { payload } of receiver.received.filter(r => r.event === EVENTS.UPDATE)) {
+        const structs = Y.decodeUpdate(new Uint8Array(payload.update)).structs.filter(struct => struct.id.client === author)
+        assert.equal(structs[0].id.clock, next, `receiver ${index}: an update out of order`)
+        const last = structs[structs.length - 1]
+        next = last.id.clock + last.length
+      }
+    }
+  })
+
   it('makes two editors typing concurrently converge to the same text', async () => {
     const session = await createSession(tandem.url, { content: '// shared\n' })
     const [alice, bob] = [editor(), editor()]

@@ -1,6 +1,7 @@
 import * as Y from 'yjs'
 import { EVENTS } from '../../isomorphic/events.js'
 import { EVENT } from '../../isomorphic/parser.js'
+import { writeFrame } from './write-frame.js'
 
 /** The Socket.IO room of a document's editors. @param {string} docId */
 export const roomOf = docId => `doc:${docId}`
@@ -122,11 +123,11 @@ export class RoomRelay {
    */
   #sendUpdate (update, sender) {
     const packet = { type: EVENT, nsp: this.nsp.name, data: [EVENTS.UPDATE, { doc: this.doc.id, update }] }
-    const frames = this.nsp.server.encoder.encode(packet)
+    const [frame] = this.nsp.server.encoder.encode(packet)
     let sent = 0
     for (const socket of this.doc.sockets) {
       if (socket === sender || !socket.connected) continue
-      for (const frame of frames) socket.conn.write(frame)
+      writeFrame(socket, frame)
       sent++
     }
     this.metrics.broadcasts.inc({ event: EVENTS.UPDATE }, sent)
