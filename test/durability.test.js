@@ -165,6 +165,27 @@ describe('durability: nothing acknowledged is lost', () => {
     await tandem.close()
   })
 
+  it('refuses to serve a document one of whose stored entries does not add up, and writes nothing over it', async () => {
+    const tandem = await startServer({ dataDir: `${data.dir}/damaged-entry` })
+    const session = await createSession(tandem.url, { content: 'precious' })
+    const store = tandem.server.registry.store
+    // An entry of several updates whose first declares 9 bytes and holds 2, as a damaged disk leaves it.
+    await store.docs.put(`${session.id}!b!ffffffffffff`, Uint8Array.of(9, 0, 0, 0, 1, 2))
+    const entries = () => store.docs.iterator({ gte: `${session.id}!`, lt: `${session.id}!~` }).all()
+    const before = await entries()
+
+    const alice = new TestEditor(tandem.url)
+    const reply = await alice.join(session.id)
+    assert.equal(reply.ok, false)
+    assert.equal(reply.error.code, 'UNAVAILABLE')
+    const rest = await api(tandem.url, `/api/sessions/${session.id}/content`)
+    assert.equal(rest.status, 503, 'never the part of the document that could be read')
+    assert.deepEqual(await entries(), before, 'storage is untouched')
+    assert.equal(tandem.server.registry.size, 0, 'the failed document is not cached')
+    alice.close()
+    await tandem.close()
+  })
+
   it('refuses to start on an invalid setting, naming the variable', () => {
     const entry = fileURLToPath(new URL('../server/index.js', import.meta.url))
     const result = spawnSync(process.execPath, [entry], { env: { ...process.env, MAX_UPDATE_BYTES: 'lots' }, encoding: 'utf8' })
