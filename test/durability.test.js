@@ -168,7 +168,7 @@ describe('durability: nothing acknowledged is lost', () => {
   it('refuses to serve a document one of whose stored entries does not add up, and writes nothing over it', async () => {
     const tandem = await startServer({ dataDir: `${data.dir}/damaged-entry` })
     const session = await createSession(tandem.url, { content: 'precious' })
-    const store = tandem.server.registry.store
+    const store = /** @type {import('../server/storage/level-doc-store.js').LevelDocStore} */ (tandem.server.registry.store)
     // An entry of several updates whose first declares 9 bytes and holds 2, as a damaged disk leaves it.
     await store.docs.put(`${session.id}!b!ffffffffffff`, Uint8Array.of(9, 0, 0, 0, 1, 2))
     const entries = () => store.docs.iterator({ gte: `${session.id}!`, lt: `${session.id}!~` }).all()
