@@ -6,8 +6,9 @@ import { RedisDocStore } from '../server/storage/redis-doc-store.js'
 import { missing } from './helpers/processes.js'
 import { startRedis } from './helpers/redis.js'
 
-// Appends of many documents go to Redis together (server/storage/redis-batch.js): each must still be
-// stored, answered with its own span, and refused on its own when Redis cannot take it.
+// Appends of many documents go to Redis together, in one script (server/storage/redis-batch.js):
+// each must still be stored, answered with its own span, and refused on its own when Redis or its
+// document cannot take it.
 
 describe('appends sent to Redis together', { skip: missing('redis-server') }, () => {
   /** @param {import('node:test').TestContext} t */
@@ -42,6 +43,23 @@ describe('appends sent to Redis together', { skip: missing('redis-server') }, ()
       const { updates, position } = await store.readSince(doc, null)
       assert.deepEqual(updates, [0, 1, 2].flatMap(round => [update(i + round), update(i + round + 100)]), doc)
       assert.equal(appended[i].span?.last, position, `${doc}: the last append's span ends at its own last entry`)
+    }
+  })
+
+  it('refuses the append of a deleted document and stores the others sent with it', async (t) => {
+    const { store } = await storeOnRedis(t)
+    const docs = Array.from({ length: 6 }, (_, i) => `mixed-doc-${i}`)
+    await Promise.all(docs.map((doc, i) => store.append(doc, [update(i)])))
+    await store.delete(docs[2])
+    // The first append goes at once; the rest wait for the spacing and go together, the deleted
+    // document among them.
+    await store.append('opener', [update(9)])
+    const results = await Promise.allSettled(docs.map((doc, i) => store.append(doc, [update(i + 10)])))
+    assert.deepEqual(results.map(result => result.status), docs.map((_, i) => i === 2 ? 'rejected' : 'fulfilled'))
+    assert.match(String(/** @type {PromiseRejectedResult} */ (results[2]).reason), /DELETED/)
+    for (const [i, doc] of docs.entries()) {
+      const { updates } = await store.readSince(doc, null)
+      assert.deepEqual(updates, i === 2 ? [] : [update(i), update(i + 10)], doc)
     }
   })
 

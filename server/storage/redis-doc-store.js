@@ -10,8 +10,8 @@ import { compareIds } from './stream-ids.js'
 
 const LOCK_TTL_MS = 30000
 
-// Under load, the appends of every document go to Redis together, one pipeline per this many ms at
-// most (redis-batch.js): fewer round trips and less CPU in Redis (measured in docs/CLUSTER.md); a
+// Under load, the appends of every document go to Redis together, one run of the append script per
+// this many ms at most (redis-batch.js): fewer round trips and less CPU in Redis (measured in docs/CLUSTER.md); a
 // quiet server's appends go at once.
 const APPEND_SPACING_MS = 2
 
@@ -39,29 +39,41 @@ redis.call('XTRIM', KEYS[2], 'MINID', ms .. '-' .. (tonumber(seq) + 1))
 return 1
 `
 
-// Appends updates and returns the entry before them, the last of them and the log's length: the
-// feed (redis-doc-feed.js) tells other processes which span of the stream a write covers. With
-// the log trimmed empty, the entry before is the one the snapshot covers. A deleted document
-// (tombstone set) takes no more writes: a copy still held somewhere must not bring its log back.
-// Given a channel (ARGV[1]), the script also publishes the write there, framed as
+// Appends the updates of one or more documents (KEYS: log, snapshot and tombstone of each) and
+// returns, for each, the entry before its updates, the last of them and its log's length: the feed
+// (redis-doc-feed.js) tells other processes which span of the stream a write covers. With the log
+// trimmed empty, the entry before is the one the snapshot covers. A deleted document (tombstone
+// set) takes no more writes, and its reply is 'DELETED': a copy still held somewhere must not bring
+// its log back. Given a channel, the script also publishes each write there, framed as
 // redis-doc-feed.js reads it, so messages leave in the order of the stream.
-// ARGV: channel ('' = do not publish), origin, '1' for SPUBLISH, then the updates.
+// ARGV: origin, '1' for SPUBLISH, then per document its channel ('' = do not publish), the number
+// of its updates, and the updates.
 const APPEND_SCRIPT = `
-if redis.call('EXISTS', KEYS[3]) == 1 then return redis.error_reply('DELETED the document was deleted') end
-local newest = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
-local prev = newest[1] and newest[1][1] or redis.call('HGET', KEYS[2], 'position') or '0-0'
-local last
-for i = 4, #ARGV do last = redis.call('XADD', KEYS[1], '*', 'u', ARGV[i]) end
-if ARGV[1] ~= '' then
-  local parts = { string.char(#ARGV[2]), ARGV[2], string.char(#prev), prev, string.char(#last), last }
-  for i = 4, #ARGV do
-    local n = #ARGV[i]
-    parts[#parts + 1] = string.char(math.floor(n / 16777216) % 256, math.floor(n / 65536) % 256, math.floor(n / 256) % 256, n % 256)
-    parts[#parts + 1] = ARGV[i]
+local replies = {}
+local a = 3
+for k = 1, #KEYS, 3 do
+  local channel, first = ARGV[a], a + 2
+  a = first + tonumber(ARGV[a + 1])
+  if redis.call('EXISTS', KEYS[k + 2]) == 1 then
+    replies[#replies + 1] = 'DELETED'
+  else
+    local newest = redis.call('XREVRANGE', KEYS[k], '+', '-', 'COUNT', 1)
+    local prev = newest[1] and newest[1][1] or redis.call('HGET', KEYS[k + 1], 'position') or '0-0'
+    local last
+    for i = first, a - 1 do last = redis.call('XADD', KEYS[k], '*', 'u', ARGV[i]) end
+    if channel ~= '' then
+      local parts = { string.char(#ARGV[1]), ARGV[1], string.char(#prev), prev, string.char(#last), last }
+      for i = first, a - 1 do
+        local n = #ARGV[i]
+        parts[#parts + 1] = string.char(math.floor(n / 16777216) % 256, math.floor(n / 65536) % 256, math.floor(n / 256) % 256, n % 256)
+        parts[#parts + 1] = ARGV[i]
+      end
+      redis.call(ARGV[2] == '1' and 'SPUBLISH' or 'PUBLISH', channel, table.concat(parts))
+    end
+    replies[#replies + 1] = { prev, last, redis.call('XLEN', KEYS[k]) }
   end
-  redis.call(ARGV[3] == '1' and 'SPUBLISH' or 'PUBLISH', ARGV[1], table.concat(parts))
 end
-return { prev, last, redis.call('XLEN', KEYS[1]) }
+return replies
 `
 
 const UNLOCK_SCRIPT = `
@@ -70,12 +82,13 @@ return 0
 `
 
 /** @typedef {import('./doc-store.js').DocStore} DocStore */
+/** @typedef {{ keys: ReturnType<typeof keysOf>, channel: string, buffers: Buffer[] }} Append one document's write */
 
 /**
  * The scripts above as commands of the client: `defineCommand` adds them at run time, where
  * ioredis's types cannot see them.
  * @typedef {object} DocScripts
- * @property {(log: string, snap: string, deleted: string, channel: string, origin: string, sharded: string, ...updates: Buffer[]) => Promise<[string, string, number]>} tandemAppend
+ * @property {(numberOfKeys: number, ...keysThenArgs: (string | Buffer)[]) => Promise<([string, string, number] | 'DELETED')[]>} tandemAppend
  * @property {(snap: string, log: string, deleted: string, data: Buffer, position: string) => Promise<0 | 1>} tandemCompact
  * @property {(lock: string, token: string) => Promise<0 | 1>} tandemUnlock
  */
@@ -95,9 +108,11 @@ export class RedisDocStore {
     this.waitAof = waitAof
     this.feed = feed
     client.defineCommand('tandemCompact', { numberOfKeys: 3, lua: COMPACT_SCRIPT })
-    client.defineCommand('tandemAppend', { numberOfKeys: 3, lua: APPEND_SCRIPT })
+    // The number of keys comes with each call: 3 per document.
+    client.defineCommand('tandemAppend', { lua: APPEND_SCRIPT })
     client.defineCommand('tandemUnlock', { numberOfKeys: 1, lua: UNLOCK_SCRIPT })
-    this.appends = new RedisBatch(client, 'tandemAppend', { spacingMs: APPEND_SPACING_MS })
+    /** @type {RedisBatch<Append, [string, string, number]>} */
+    this.appends = new RedisBatch({ spacingMs: APPEND_SPACING_MS, together: !client.isCluster, sendTogether: this.#appendTogether })
   }
 
   /** @param {string} docId */
@@ -133,18 +148,24 @@ export class RedisDocStore {
 
   /** @param {string} docId @param {Uint8Array[]} updates */
   async append (docId, updates) {
-    const keys = keysOf(docId)
     const buffers = updates.map(update => Buffer.from(update.buffer, update.byteOffset, update.byteLength))
     // With REDIS_WAITAOF the write is published only once it is on disk, so not by the script.
     const channel = this.feed && !this.waitAof ? this.feed.channelOf(docId) : ''
-    const [prev, last, logLength] = await this.appends.send([keys.log, keys.snap, keys.deleted,
-      channel, this.feed?.origin ?? '', this.feed?.sharded ? '1' : '0', ...buffers])
+    const [prev, last, logLength] = await this.appends.send({ keys: keysOf(docId), channel, buffers })
     const span = { prev: String(prev), last: String(last) }
     if (this.waitAof) {
       await this.#waitAof()
       this.feed?.publish(docId, { ...span, updates })
     }
     return { logLength, span }
+  }
+
+  /** One script for the appends of every document in `appends`. @param {Append[]} appends */
+  #appendTogether = async (appends) => {
+    const keys = appends.flatMap(({ keys }) => [keys.log, keys.snap, keys.deleted])
+    const args = appends.flatMap(({ channel, buffers }) => [channel, String(buffers.length), ...buffers])
+    const replies = await this.client.tandemAppend(keys.length, ...keys, this.feed?.origin ?? '', this.feed?.sharded ? '1' : '0', ...args)
+    return replies.map(reply => reply === 'DELETED' ? new Error('DELETED the document was deleted') : reply)
   }
 
   /**
