@@ -12,7 +12,7 @@ import { startRedis } from './helpers/redis.js'
 
 describe('appends sent to Redis together', { skip: missing('redis-server') }, () => {
   /** @param {import('node:test').TestContext} t */
-  async function storeOnRedis (t) {
+  async function storeOnRedis (t, appendSpacingMs = 5) {
     const redis = await startRedis()
     const client = new Redis(redis.port, '127.0.0.1', { enableOfflineQueue: false, maxRetriesPerRequest: 1 })
     client.on('error', () => {})
@@ -21,7 +21,7 @@ describe('appends sent to Redis together', { skip: missing('redis-server') }, ()
       client.disconnect()
       await redis.remove()
     })
-    return { redis, store: new RedisDocStore(client, { waitAof: false }) }
+    return { redis, store: new RedisDocStore(client, { waitAof: false, appendSpacingMs }) }
   }
 
   const update = (/** @type {number} */ n) => new Uint8Array([n % 256, 1, 2, 3])
@@ -61,6 +61,15 @@ describe('appends sent to Redis together', { skip: missing('redis-server') }, ()
       const { updates } = await store.readSince(doc, null)
       assert.deepEqual(updates, i === 2 ? [] : [update(i), update(i + 10)], doc)
     }
+  })
+
+  it('holds an append that follows another for the spacing it is given (REDIS_APPEND_SPACING_MS)', async (t) => {
+    const { store } = await storeOnRedis(t, 300)
+    const first = store.append('spaced-a', [update(1)])
+    const startedAt = performance.now()
+    await store.append('spaced-b', [update(2)])
+    assert.ok(performance.now() - startedAt >= 250, 'the second append waited for the spacing')
+    await first
   })
 
   it('refuses each append of a batch, and none hangs, while Redis is down', async (t) => {

@@ -94,7 +94,7 @@ export async function openBackend (config, logger, health) {
   return {
     storage: 'redis',
     broadcast: `redis-${config.redisAdapter}`,
-    docStore: new RedisDocStore(data, { waitAof: config.redisWaitAof, feed }),
+    docStore: new RedisDocStore(data, { waitAof: config.redisWaitAof, feed, appendSpacingMs: config.redisAppendSpacingMs }),
     sessionStore: new RedisSessionStore(data),
     seats: new RedisSeats(data, { process: `${config.nodeName}/${process.pid}/${randomUUID().slice(0, 8)}`, leaseMs: config.seatLeaseMs, logger }),
     adapter,

@@ -10,11 +10,6 @@ import { compareIds } from './stream-ids.js'
 
 const LOCK_TTL_MS = 30000
 
-// Under load, the appends of every document go to Redis together, one run of the append script per
-// this many ms at most (redis-batch.js): fewer round trips and less CPU in Redis (measured in docs/CLUSTER.md); a
-// quiet server's appends go at once.
-const APPEND_SPACING_MS = 2
-
 // How long a deleted document's tombstone outlives it: longer than any copy of it another worker
 // may still hold (DOC_IDLE_MS is at most a day) and compact.
 const TOMBSTONE_TTL_MS = 7 * 24 * 3600 * 1000
@@ -100,10 +95,13 @@ export class RedisDocStore {
 
   /**
    * @param {import('./redis.js').RedisClient} client
-   * @param {{ waitAof: boolean, feed?: import('./redis-doc-feed.js').RedisDocFeed }} options `feed`:
-   *   where every write is published once stored
+   * @param {{ waitAof: boolean, feed?: import('./redis-doc-feed.js').RedisDocFeed, appendSpacingMs?: number }} options
+   *   `feed`: where every write is published once stored; `appendSpacingMs`: under load, the appends
+   *   of every document go to Redis together, one run of the append script per this many ms at most
+   *   (redis-batch.js), which costs far less CPU, in the processes and in Redis, than a run per
+   *   append (docs/CLUSTER.md); a quiet server's appends go at once
    */
-  constructor (client, { waitAof, feed }) {
+  constructor (client, { waitAof, feed, appendSpacingMs = 5 }) {
     this.client = /** @type {import('./redis.js').RedisClient & DocScripts} */ (client)
     this.waitAof = waitAof
     this.feed = feed
@@ -112,7 +110,7 @@ export class RedisDocStore {
     client.defineCommand('tandemAppend', { lua: APPEND_SCRIPT })
     client.defineCommand('tandemUnlock', { numberOfKeys: 1, lua: UNLOCK_SCRIPT })
     /** @type {RedisBatch<Append, [string, string, number]>} */
-    this.appends = new RedisBatch({ spacingMs: APPEND_SPACING_MS, together: !client.isCluster, sendTogether: this.#appendTogether })
+    this.appends = new RedisBatch({ spacingMs: appendSpacingMs, together: !client.isCluster, sendTogether: this.#appendTogether })
   }
 
   /** @param {string} docId */
