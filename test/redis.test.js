@@ -183,8 +183,9 @@ for (const redisAdapter of /** @type {const} */ (['sharded', 'classic'])) {
  * one new session; everything is stopped after the test, whether it passed or not.
  * @param {import('node:test').TestContext} t
  * @param {Partial<import('../server/config.js').Config>} [config]
+ * @param {Record<string, unknown>} [sessionOptions] fields of the session, e.g. its `content`
  */
-async function twoServersOnRedis (t, config = {}) {
+async function twoServersOnRedis (t, config = {}, sessionOptions = {}) {
   const defer = deferrals(t)
   const redis = await startRedis()
   defer(() => redis.remove())
@@ -192,7 +193,7 @@ async function twoServersOnRedis (t, config = {}) {
   defer(() => a.close())
   const b = await startServer({ redisUrl: redis.url, nodeName: 'host-b', ...config })
   defer(() => b.close())
-  const session = await createSession(a.url)
+  const session = await createSession(a.url, sessionOptions)
   const [alice, bob] = [new TestEditor(a.url), new TestEditor(b.url)]
   defer(() => { alice.close(); bob.close() })
   await alice.join(session.id)
@@ -305,6 +306,24 @@ describe('Redis failures', { skip: missing('redis-server') }, () => {
     const rebuilt = new Y.Doc()
     for (const update of stored.updates) Y.applyUpdate(rebuilt, update)
     assert.equal(rebuilt.getText(TEXT_NAME).toString(), alice.text(session.id))
+  })
+
+  it('applies a write received from another server when an edit builds on it, and keeps it waiting while edits do not', async (t) => {
+    const { a, b, session, alice, bob } = await twoServersOnRedis(t, {}, { content: 'base\n' })
+    const copyOnA = /** @type {import('../server/docs/live-doc.js').LiveDoc} */ (a.server.registry.get(session.id))
+    assert.deepEqual(await bob.insert(session.id, 5, 'from B'), { ok: true })
+    await eventually(() => alice.text(session.id) === 'base\nfrom B')
+    assert.equal(copyOnA.hasWaiting, true, 'server A relayed the write and holds it to apply later')
+    // Before the base text: builds on nothing server B wrote.
+    assert.deepEqual(await alice.insert(session.id, 0, '> '), { ok: true })
+    assert.equal(copyOnA.hasWaiting, true, 'an edit that does not build on the write leaves it waiting')
+    // Right after server B's text: builds on it.
+    assert.deepEqual(await alice.insert(session.id, alice.text(session.id).length, '!'), { ok: true })
+    assert.equal(copyOnA.hasWaiting, false, 'an edit that builds on the write had it applied first')
+    const expected = '> base\nfrom B!'
+    await eventually(() => bob.text(session.id) === expected)
+    assert.equal(alice.text(session.id), expected)
+    for (const server of [a, b]) assert.equal(await contentOf(server.url, session.id), expected)
   })
 
   it('refuses to start with REDIS_WAITAOF on a Redis older than 7.2', async (t) => {

@@ -18,8 +18,9 @@ import { checkUpdate } from './update-check.js'
  *
  * 1. Checked before it touches the document: size, decoding, and that it builds only on what the
  *    document has. In a shared store, what it builds on may have been stored by another process a
- *    moment ago (its editors can see an update before this copy reads it): the copy catches up once
- *    and checks again.
+ *    moment ago (its editors can see an update before this copy applies or reads it): the writes
+ *    received from other processes are applied, or the copy catches up once, and it is checked
+ *    again.
  * 2. Applied; an update that still fails halfway leaves part of it in memory, so the copy is dropped
  *    and reloaded from storage.
  * 3. The editors in this process get it at once (`relay`, from everyone but the sender).
@@ -35,16 +36,13 @@ export async function acceptUpdate (doc, update, sender, relay, { config, regist
   if (doc.bytes + update.byteLength > config.maxDocBytes) {
     throw new AppError('TOO_LARGE', `the document would exceed ${config.maxDocBytes} bytes`)
   }
-  try {
-    checkUpdate(update, doc.ydoc, config)
-  } catch (err) {
-    if (!(err instanceof AppError) || err.code !== 'OUT_OF_SYNC' || !doc.store.shared) throw err
+  if (!checkInMemory(doc, update, config)) {
     await catchUp(doc, logger)
     checkUpdate(update, doc.ydoc, config)
   }
   doc.bytes += update.byteLength
   try {
-    Y.applyUpdate(doc.ydoc, update, sender)
+    Y.applyUpdate(doc.appliedYdoc, update, sender)
   } catch (err) {
     logger.warn({ err, doc: doc.id }, 'update failed to apply; reloading the document')
     registry.invalidate(doc.id).catch(evictErr => logger.error({ err: evictErr, doc: doc.id }, 'evict failed'))
@@ -61,6 +59,35 @@ export async function acceptUpdate (doc, update, sender, relay, { config, regist
     throw new AppError('UNAVAILABLE', 'the update could not be stored; retry')
   }
 }
+
+/**
+ * Checks an update against the copy as applied so far; in a shared store, one that builds on what
+ * that lacks is checked again with the writes received from other processes applied. False when it
+ * still builds on what the copy lacks: the stored log may have it.
+ * @param {import('./live-doc.js').LiveDoc} doc
+ * @param {Uint8Array} update
+ * @param {AcceptDeps['config']} config
+ * @returns {boolean}
+ */
+function checkInMemory (doc, update, config) {
+  try {
+    checkUpdate(update, doc.appliedYdoc, config)
+    return true
+  } catch (err) {
+    if (!isOutOfSync(err) || !doc.store.shared) throw err
+  }
+  if (!doc.hasWaiting) return false
+  try {
+    checkUpdate(update, doc.ydoc, config)
+    return true
+  } catch (err) {
+    if (!isOutOfSync(err)) throw err
+    return false
+  }
+}
+
+/** @param {unknown} err */
+const isOutOfSync = err => err instanceof AppError && err.code === 'OUT_OF_SYNC'
 
 /**
  * Brings a copy up to date with what other processes stored; UNAVAILABLE if storage cannot say.

@@ -21,9 +21,10 @@ export const STORE_ORIGIN = Symbol('store')
  * from `position` whenever a message was missed, and before every join, so every worker answers with
  * the complete document. Whatever either brings that the copy lacked goes to this process's editors
  * (`onRemoteUpdate`): an update whose message was lost reaches them from the log. Received writes
- * are applied when the copy is next read (`ydoc`), several in one transaction rather than one per
- * message (13 % less CPU per delivery with a room's editors spread over four processes;
- * docs/CLUSTER.md).
+ * are applied when the whole copy is next read (`ydoc`), several in one transaction rather than one
+ * per message (13 % less CPU per delivery with a room's editors spread over four processes;
+ * docs/CLUSTER.md); this process's editors' updates are checked and applied without them
+ * (`appliedYdoc`) unless they build on them.
  *
  * A failed write ends the document's life in memory: the Y.Doc holds the refused updates (they were
  * applied before being written), and a later update that builds on them would pass every check and
@@ -84,13 +85,30 @@ export class LiveDoc {
 
   /**
    * The document, with every write received from other processes applied. Those are applied when
-   * the copy is next needed (an update to check, a join, a compaction), several in one transaction,
-   * rather than one transaction per message.
+   * the whole copy is next needed (a join, a compaction, an update that builds on them), several in
+   * one transaction, rather than one transaction per message.
    * @returns {Y.Doc}
    */
   get ydoc () {
     if (this.#received.length > 0) this.#apply(this.#received.splice(0))
     return this.#ydoc
+  }
+
+  /**
+   * The document as applied so far: writes received from other processes may still wait. An update
+   * of an editor here is checked and applied against this, and only one that builds on a waiting
+   * write has them applied first (accept-update.js): editors mostly build on their own text, so the
+   * waiting writes are applied in larger groups than one per update of this process's editors.
+   * Applying Yjs updates in another order gives the same document.
+   * @returns {Y.Doc}
+   */
+  get appliedYdoc () {
+    return this.#ydoc
+  }
+
+  /** Whether writes received from other processes wait to be applied. */
+  get hasWaiting () {
+    return this.#received.length > 0
   }
 
   /**
