@@ -57,8 +57,40 @@ describe('npm run bench -- scale: a tiny run against the embedded process, then 
   })
 })
 
+describe('npm run bench -- scale --runs 2: every configuration measured twice, in turn, and given as medians', { skip: missing('redis-server') }, () => {
+  /** @type {any} */
+  let bench
+
+  before(async () => {
+    const { stdout } = await run(process.execPath, [BENCH, 'scale', '--runs', '2', '--workers', '1', '--editors', '10', '--rate', '10', '--duration', '1s', '--warmup', '1s',
+      '--quiet-wait', '0', '--json'], { timeout: 120000 })
+    bench = JSON.parse(stdout)
+  })
+
+  it('keeps each run\'s CPU per delivery and gives their median, the ratio taken between medians', () => {
+    assert.deepEqual(bench.results.map((/** @type {any} */ r) => r.label), ['embedded (LevelDB), 1 process', 'Redis, 1 process'])
+    for (const result of bench.results) {
+      const [first, second] = result.cpuMsPer1000DeliveriesPerRun
+      assert.equal(result.cpuMsPer1000DeliveriesPerRun.length, 2, result.label)
+      assert.ok(first > 0 && second > 0, result.label)
+      assert.ok(Math.abs(result.cpuMsPer1000Deliveries - (first + second) / 2) < 1e-9, `${result.label}: the median of two runs is their mean`)
+      assert.equal(result.lost + result.timedOut, 0, result.label)
+      assert.equal(result.converged, true, result.label)
+    }
+    const [embedded, one] = bench.results
+    assert.ok(Math.abs(one.timesEmbedded - one.cpuMsPer1000Deliveries / embedded.cpuMsPer1000Deliveries) < 1e-12)
+  })
+
+  it('prints each run\'s figure beside the medians', () => {
+    const markdown = renderScaleTable(bench)
+    assert.ok(markdown.includes('Medians of 2 runs'))
+    const rows = tableAfter(markdown, '## Scale-out')
+    assert.deepEqual(rows.map(row => row[7]), bench.results.map((/** @type {any} */ r) => r.cpuMsPer1000DeliveriesPerRun.map((/** @type {number} */ cpu) => formatNumber(cpu, 1)).join(', ')))
+  })
+})
+
 describe('npm run bench -- scale: options', () => {
-  it('defaults to 300 editors in rooms of 5 at 5 edits/s of 8 characters, against 1, 2 and 4 processes, 15 s after 5 s', () => {
+  it('defaults to 300 editors in rooms of 5 at 5 edits/s of 8 characters, against 1, 2 and 4 processes, 15 s after 5 s, one run', () => {
     const options = parseScaleOptions([])
     assert.deepEqual(options.workers, [1, 2, 4])
     assert.equal(options.editors, 300)
@@ -67,11 +99,13 @@ describe('npm run bench -- scale: options', () => {
     assert.equal(options.payload, 8)
     assert.equal(options.durationMs, 15000)
     assert.equal(options.warmupMs, 5000)
+    assert.equal(options.runs, 1)
     assert.ok(Object.isFrozen(options))
   })
 
-  it('takes the process counts in ascending order, once each, and names the flag of a bad value', () => {
+  it('takes the process counts in ascending order, once each, and names the flag of a bad value or run count', () => {
     assert.deepEqual(parseScaleOptions(['--workers', '4,2,4']).workers, [2, 4])
     assert.throws(() => parseScaleOptions(['--workers', '0']), (err) => err instanceof OptionError && /--workers "0"/.test(err.message))
+    assert.throws(() => parseScaleOptions(['--runs', '0']), (err) => err instanceof OptionError && /--runs "0"/.test(err.message))
   })
 })

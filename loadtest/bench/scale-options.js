@@ -18,6 +18,7 @@ const SECOND = 1000
  * @property {number} warmupMs editing before the window, left out. Default 5 s.
  * @property {number} ackTimeoutMs bound on each ACK and on the wait for late broadcasts. Default 5 s.
  * @property {number} threads load-generator threads (0 = sized from the load). Default 0.
+ * @property {number} runs times every configuration is measured, the configurations in turn each time; the table gives medians. Default 1.
  * @property {number} quietWaitMs longest wait, before each configuration, for the machine to be idle. Default 60 s.
  * @property {boolean} json print the results as JSON instead of a table. Default false.
  */
@@ -29,6 +30,7 @@ export const SCALE_OPTION_SPECS = [
   { key: 'perRoom', arg: 'K', default: '5', parse: integer(2, 1000), help: 'Editors per room; editor i of a room connects to process i mod the number of processes.' },
   ...workloadSpecs({ durationDefault: '15s', window: 'configuration (no cursor moves)' }),
   { key: 'threads', arg: 'N', default: 'auto', parse: raw => raw === 'auto' ? 0 : integer(1, 64)(raw), help: 'Load-generator threads; `auto` sizes them from the message rate.' },
+  { key: 'runs', arg: 'N', default: '1', parse: integer(1, 20), help: 'Measure every configuration N times, taking the configurations in turn each time, and give the medians: this machine\'s speed drifts between runs.' },
   { key: 'quietWaitMs', arg: 'TIME', default: '60s', parse: duration({ max: 600 * SECOND }), help: 'Before each configuration, wait up to this long for the machine to be idle; 0 does not wait.' },
   { key: 'json', help: 'Print the results as JSON instead of a table.' },
   { key: 'help', help: 'Show this help.' }

@@ -10,6 +10,7 @@ import { describeMachine } from '../machine.js'
 import { OptionError } from '../options.js'
 import { createProgress } from '../progress.js'
 import { formatMs, formatNumber, formatPercent } from '../report/format.js'
+import { medianOf } from '../runs.js'
 import { table } from '../report/table.js'
 import { spawnServer } from '../spawn.js'
 import { tandemTarget } from '../target.js'
@@ -34,15 +35,22 @@ export function configurationsOf (options) {
  */
 export async function runScaleBench (options, hooks) {
   const startedAt = new Date().toISOString()
-  const results = []
-  for (const configuration of configurationsOf(options)) {
-    hooks.onNote(configuration.label)
-    const waitedMs = await waitForQuiet(options.quietWaitMs)
-    if (waitedMs >= NOTE_WAIT_MS) hooks.onNote(`  waited ${(waitedMs / 1000).toFixed(0)} s for the machine to be idle`)
-    const result = await measure(configuration, options, hooks)
-    hooks.onNote(result.error ?? `  CPU ${formatNumber(result.cpuMsPer1000Deliveries, 1)} ms per 1,000 deliveries, ${formatNumber(result.deliveriesPerSecond)} deliveries/s`)
-    results.push(result)
+  const configurations = configurationsOf(options)
+  // Every configuration once per run, in turn: a drift of the machine's speed then reaches all of
+  // them alike, where measuring one configuration's runs back to back would put it on one of them.
+  /** @type {ScaleResult[][]} per configuration, one result per run */
+  const measured = configurations.map(() => [])
+  for (let run = 1; run <= options.runs; run++) {
+    for (const [i, configuration] of configurations.entries()) {
+      hooks.onNote(options.runs > 1 ? `${configuration.label}, run ${run} of ${options.runs}` : configuration.label)
+      const waitedMs = await waitForQuiet(options.quietWaitMs)
+      if (waitedMs >= NOTE_WAIT_MS) hooks.onNote(`  waited ${(waitedMs / 1000).toFixed(0)} s for the machine to be idle`)
+      const result = await measure(configuration, options, hooks)
+      hooks.onNote(result.error ?? `  CPU ${formatNumber(result.cpuMsPer1000Deliveries, 1)} ms per 1,000 deliveries, ${formatNumber(result.deliveriesPerSecond)} deliveries/s`)
+      measured[i].push(result)
+    }
   }
+  const results = measured.map(medianOfRuns)
   const embedded = results[0].cpuMsPer1000Deliveries
   const withRatio = results.map(result => ({ ...result, timesEmbedded: ratio(result.cpuMsPer1000Deliveries, embedded) }))
   const clustered = withRatio.slice(1).filter(result => result.error === null)
@@ -58,6 +66,43 @@ export async function runScaleBench (options, hooks) {
     step: more ? { from: fewer.processes, to: more.processes, cpuPerDelivery: ratio(more.cpuMsPer1000Deliveries, fewer.cpuMsPer1000Deliveries) } : null
   }
 }
+
+/**
+ * One configuration's runs as one result: the median of each figure over the runs that did not
+ * fail, every run's CPU per 1,000 deliveries beside it, and what was lost, timed out or failed in
+ * any run. A single run is its own median.
+ * @param {ScaleResult[]} runs
+ */
+function medianOfRuns (runs) {
+  const measuredRuns = runs.filter(run => run.error === null)
+  const median = (/** @type {(run: ScaleResult) => number | null} */ figure) => medianOf(measuredRuns.map(figure))
+  const [first] = runs
+  return {
+    ...first,
+    error: measuredRuns.length > 0 ? null : first.error,
+    runErrors: runs.flatMap(run => run.error === null ? [] : [run.error]),
+    ackP99Ms: median(run => run.ackP99Ms),
+    broadcastP99Ms: median(run => run.broadcastP99Ms),
+    deliveriesPerSecond: median(run => run.deliveriesPerSecond),
+    receivedPerSecond: median(run => run.receivedPerSecond),
+    cpuPercent: median(run => run.cpuPercent),
+    cpuMsPer1000Deliveries: median(run => run.cpuMsPer1000Deliveries),
+    cpuMsPer1000DeliveriesPerRun: runs.map(run => run.cpuMsPer1000Deliveries),
+    perProcess: (measuredRuns[0] ?? first).perProcess.map(({ name }) => ({
+      name,
+      cpuPercent: median(run => run.perProcess.find(p => p.name === name)?.cpuPercent ?? null),
+      peakRssMB: median(run => run.perProcess.find(p => p.name === name)?.peakRssMB ?? null)
+    })),
+    sent: sum(runs.map(run => run.sent)),
+    timedOut: sum(runs.map(run => run.timedOut)),
+    lost: sum(runs.map(run => run.lost)),
+    converged: measuredRuns.some(run => run.converged === false) ? false : measuredRuns.every(run => run.converged === true) && measuredRuns.length > 0 ? true : null,
+    warnings: [...new Set(runs.flatMap(run => run.warnings))]
+  }
+}
+
+/** @param {number[]} values */
+const sum = values => values.reduce((total, value) => total + value, 0)
 
 /**
  * Starts a configuration, runs one level against it, stops it.
@@ -112,24 +157,30 @@ const formatRatio = r => r === null ? '–' : `${r.toFixed(2)}×`
 /** The results as markdown: one table, the step between the two largest process counts, and what disturbed the figures. @param {Awaited<ReturnType<typeof runScaleBench>>} bench */
 export function renderScaleTable ({ startedAt, settings, results, step }) {
   const notes = results.flatMap(r => [
-    ...(r.error !== null ? [`${r.label}: failed: ${r.error.replace(/\s+/g, ' ').slice(0, 200)}`] : []),
+    ...(r.error !== null ? [`${r.label}: failed: ${oneLine(r.error)}`] : r.runErrors.map(error => `${r.label}: a run failed: ${oneLine(error)}`)),
     ...(r.lost > 0 ? [`${r.label}: ${r.lost} broadcasts not received within the ACK timeout`] : []),
     ...(r.timedOut > 0 ? [`${r.label}: ${r.timedOut} of ${r.sent} updates without an ACK within the ACK timeout`] : []),
     ...(r.converged === false ? [`${r.label}: documents diverged`] : []),
     ...r.warnings.map(warning => `${r.label}: ${warning}`)
   ])
+  const manyRuns = settings.runs > 1
   return [
     `## Scale-out: embedded against processes sharing Redis (${startedAt})`,
     `${settings.editors} editors in rooms of ${settings.perRoom}, ${settings.rate} edits/s of ${settings.payload} characters each, no cursors; ` +
       `${settings.warmupMs / 1000} s warm-up, ${settings.durationMs / 1000} s measured per configuration. Latencies in ms. CPU: every server process and Redis, ` +
-      'from /proc, per 1,000 deliveries counted by the server (`tandem_broadcast_deliveries_total`); × embedded divides it by the embedded process\'s.',
-    table(['Configuration', 'ACK p99', 'Broadcast p99', 'Deliveries/s', 'Server CPU', 'CPU ms per 1,000 deliveries', '× embedded'],
+      'from /proc, per 1,000 deliveries counted by the server (`tandem_broadcast_deliveries_total`); × embedded divides it by the embedded process\'s.' +
+      (manyRuns ? ` Medians of ${settings.runs} runs, each run measuring every configuration in turn; the last column gives each run's CPU per 1,000 deliveries.` : ''),
+    table(['Configuration', 'ACK p99', 'Broadcast p99', 'Deliveries/s', 'Server CPU', 'CPU ms per 1,000 deliveries', '× embedded', ...(manyRuns ? ['Each run'] : [])],
       results.map(r => [r.label, formatMs(r.ackP99Ms), formatMs(r.broadcastP99Ms), formatNumber(r.deliveriesPerSecond), formatPercent(r.cpuPercent),
-        formatNumber(r.cpuMsPer1000Deliveries, 1), formatRatio(r.timesEmbedded)])),
+        formatNumber(r.cpuMsPer1000Deliveries, 1), formatRatio(r.timesEmbedded),
+        ...(manyRuns ? [r.cpuMsPer1000DeliveriesPerRun.map(cpu => formatNumber(cpu, 1)).join(', ')] : [])])),
     ...(step ? [`${step.to} vs ${step.from} processes: ${formatRatio(step.cpuPerDelivery)} the CPU per delivery.`] : []),
     ...(notes.length > 0 ? ['What limited these figures:\n' + notes.map(note => `- ${note}`).join('\n')] : [])
   ].join('\n\n') + '\n'
 }
+
+/** @param {string} text */
+const oneLine = text => text.replace(/\s+/g, ' ').slice(0, 200)
 
 /** The command line: parse, run with progress on stderr, print the table (or JSON) on stdout. @param {string[]} argv */
 export async function main (argv) {
@@ -146,7 +197,7 @@ export async function main (argv) {
     process.stdout.write(scaleHelpText())
     return
   }
-  const progress = createProgress(process.stderr, { levels: configurationsOf(options).length })
+  const progress = createProgress(process.stderr, { levels: configurationsOf(options).length * options.runs })
   const bench = await runScaleBench(options, { onProgress: progress.update, onNote: progress.note })
   progress.done()
   process.stdout.write(options.json ? JSON.stringify(bench, null, 2) + '\n' : '\n' + renderScaleTable(bench))
