@@ -34,9 +34,9 @@ export const SAME_ORIGIN = 'same-origin'
  * @property {'sharded' | 'classic'} redisAdapter Socket.IO Redis adapter: sharded (SPUBLISH, Redis ≥ 7) or classic. Default sharded.
  * @property {boolean} redisWaitAof ACK only after Redis has fsynced the update to its append-only file
  *   (WAITAOF, Redis ≥ 7.2 with appendonly yes). Default false.
- * @property {number} redisAppendSpacingMs with Redis, the least time between two sends of stored updates: a
- *   busy process sends the appends of all its documents together once per this many ms (0 = each at
- *   once). Longer costs less CPU per update and adds up to this much to ACK latency. Default 5.
+ * @property {number} redisAppendSpacingMs with Redis, how often a busy process sends stored updates: the
+ *   appends of all its documents together, at each multiple of this many ms on the wall clock (0 = each
+ *   at once). Longer costs less CPU per update and adds up to this much to ACK latency. Default 5.
  * @property {number} seatLeaseMs with Redis, how long a process's seats in sessions outlive it when it dies
  *   without giving them back (renewed every third of it). Default 30 s.
  * @property {string[]} transports Socket.IO transports served. Default `websocket` with Redis (PM2's

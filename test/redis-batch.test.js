@@ -63,12 +63,18 @@ describe('appends sent to Redis together', { skip: missing('redis-server') }, ()
     }
   })
 
-  it('holds an append that follows another for the spacing it is given (REDIS_APPEND_SPACING_MS)', async (t) => {
-    const { store } = await storeOnRedis(t, 300)
+  it('holds an append that follows another until the next multiple of the spacing on the wall clock (REDIS_APPEND_SPACING_MS)', async (t) => {
+    const spacingMs = 300
+    const { store } = await storeOnRedis(t, spacingMs)
+    const wallClock = () => performance.timeOrigin + performance.now()
+    // Two thirds into a slot: the next multiple is 100 ms away, a whole spacing 300 ms.
+    await new Promise(resolve => setTimeout(resolve, (spacingMs - wallClock() % spacingMs) + 200))
     const first = store.append('spaced-a', [update(1)])
-    const startedAt = performance.now()
+    const nextSlot = Math.ceil(wallClock() / spacingMs) * spacingMs
     await store.append('spaced-b', [update(2)])
-    assert.ok(performance.now() - startedAt >= 250, 'the second append waited for the spacing')
+    const answeredAt = wallClock()
+    assert.ok(answeredAt >= nextSlot, `answered ${(nextSlot - answeredAt).toFixed(1)} ms before the next multiple: not held`)
+    assert.ok(answeredAt < nextSlot + spacingMs / 2, `answered ${(answeredAt - nextSlot).toFixed(1)} ms after the next multiple: held past it`)
     await first
   })
 

@@ -1,10 +1,13 @@
 // Writes of many documents sent to Redis together. Every command to Redis is a write to its socket
 // and a reply read back, each waking another process; under load, on a host where Redis and the
 // workers share the cores, those wake-ups cost more than the commands. So a write goes out at once
-// when none went out in the last `spacingMs`, and otherwise waits until then with the others that
-// arrive meanwhile, all of them in one command (`sendTogether`): one write, one reply, one script
-// run in Redis, and one wake-up of each process subscribed to their feeds. A quiet server adds no
-// delay; a busy one sends at most one command per `spacingMs`.
+// when none went out in the last `spacingMs`, and otherwise waits, with the others that arrive
+// meanwhile, for the next multiple of `spacingMs` on the wall clock, all of them in one command
+// (`sendTogether`): one write, one reply, one script run in Redis, and one wake-up of each process
+// subscribed to their feeds. A quiet server adds no delay; a busy one sends one command per
+// `spacingMs`. The wall clock is every process's of a host: their sends fall at about the same
+// moments, so Redis runs their scripts in one wake-up, and a process reads its reply and the
+// others' feed messages in one wake-up rather than one each.
 //
 // A Redis Cluster's command must stay on one slot, so there each write is sent on its own.
 
@@ -42,9 +45,9 @@ export class RedisBatch {
       this.#queued.push({ item, resolve, reject })
       if (!this.together) return this.#flush()
       if (this.#timer !== null) return
-      const waitMs = this.#sentAt + this.spacingMs - performance.now()
-      if (waitMs <= 0) this.#flush()
-      else this.#timer = setTimeout(this.#flush, waitMs)
+      const now = performance.now()
+      if (now - this.#sentAt >= this.spacingMs) this.#flush()
+      else this.#timer = setTimeout(this.#flush, this.spacingMs - (performance.timeOrigin + now) % this.spacingMs)
     })
   }
 
