@@ -46,6 +46,25 @@ describe('appends sent to Redis together', { skip: missing('redis-server') }, ()
     }
   })
 
+  it('answers each append with a span that starts where the last one ended: at first, after a compaction, and on a log kept before its last entry was recorded', async (t) => {
+    const { store } = await storeOnRedis(t)
+    const doc = 'chained-doc'
+    const first = await store.append(doc, [update(1)])
+    assert.equal(first.span?.prev, '0-0')
+    const second = await store.append(doc, [update(2), update(3)])
+    assert.equal(second.span?.prev, first.span?.last)
+    // A log written before the newest entry was kept beside it: the entry is read from the log.
+    await store.client.hdel(`tandem:{doc:${doc}}:snap`, 'last')
+    const third = await store.append(doc, [update(4)])
+    assert.equal(third.span?.prev, second.span?.last)
+    // A compaction that covers the whole log trims it empty.
+    assert.equal(await store.compact(doc, async () => ({ snapshot: update(5), position: third.span?.last ?? null })), true)
+    assert.equal(await store.client.xlen(`tandem:{doc:${doc}}:log`), 0)
+    const fourth = await store.append(doc, [update(6)])
+    assert.equal(fourth.span?.prev, third.span?.last)
+    assert.deepEqual((await store.readSince(doc, third.span?.last ?? null)).updates, [update(6)])
+  })
+
   it('refuses the append of a deleted document and stores the others sent with it', async (t) => {
     const { store } = await storeOnRedis(t)
     const docs = Array.from({ length: 6 }, (_, i) => `mixed-doc-${i}`)
