@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { CLOSE_REASONS, EVENTS } from '../isomorphic/events.js'
+import { Redis } from 'ioredis'
+import * as Y from 'yjs'
+import { CLOSE_REASONS, EVENTS, TEXT_NAME } from '../isomorphic/events.js'
+import { RedisDocStore } from '../server/storage/redis-doc-store.js'
 import { startChildServer } from './helpers/child-server.js'
 import { TestEditor } from './helpers/editor.js'
 import { openDoc } from './helpers/provider.js'
@@ -181,6 +184,39 @@ describe('Redis failures between processes', { skip: missing('redis-server') }, 
       assert.deepEqual(lost, [], `run ${run}: ${lost.length} of ${acked.length} acknowledged edits not readable by a fresh process`)
       await fresh.stop('SIGKILL')
     }
+  })
+
+  it('brings a stored write whose feed message never came to the editors of a process within its sweep, and reads only the logs that moved', async (t) => {
+    const defer = deferrals(t)
+    const redis = await startRedis()
+    defer(() => redis.remove())
+    const server = await startServer({ redisUrl: redis.url })
+    defer(() => server.close())
+    const [moved, still] = [await createSession(server.url, { content: 'base\n' }), await createSession(server.url, { content: 'base\n' })]
+    const alice = new TestEditor(server.url)
+    defer(() => alice.close())
+    await alice.join(moved.id)
+    await alice.join(still.id)
+    assert.deepEqual(await alice.insert(still.id, 0, 'x'), { ok: true })
+    // Another process's write, stored but never published: a store with no feed writes the log only.
+    const client = new Redis(redis.port, '127.0.0.1')
+    defer(() => client.disconnect())
+    const silent = new RedisDocStore(client, { waitAof: false })
+    const elsewhere = new Y.Doc()
+    for (const update of (await silent.load(moved.id)).updates) Y.applyUpdate(elsewhere, update)
+    const before = Y.encodeStateVector(elsewhere)
+    elsewhere.getText(TEXT_NAME).insert(5, 'unannounced')
+    await silent.append(moved.id, [Y.encodeStateAsUpdate(elsewhere, before)])
+    const store = server.server.registry.store
+    const readSince = store.readSince.bind(store)
+    /** @type {string[]} */
+    const read = []
+    store.readSince = (docId, position) => {
+      read.push(docId)
+      return readSince(docId, position)
+    }
+    await eventually(() => alice.text(moved.id) === 'base\nunannounced', { timeoutMs: 12000, what: 'the unannounced write at the editor' })
+    assert.deepEqual(read, [moved.id], 'only the log that moved was read')
   })
 
   it('frees the seats of a process killed with SIGKILL once its lease ends, and those of a stopped one at once', async (t) => {

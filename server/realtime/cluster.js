@@ -1,5 +1,6 @@
 import client from 'prom-client'
 import { CLOSE_REASONS } from '../../isomorphic/events.js'
+import { compareIds } from '../storage/stream-ids.js'
 import { closeForEditors, closeForHolders } from './editors.js'
 
 // What the processes of a cluster tell each other. Control messages go through the Socket.IO
@@ -8,9 +9,10 @@ import { closeForEditors, closeForHolders } from './editors.js'
 // process every call here is answered locally.
 
 /**
- * How often a process reads the log of each document its editors hold, in ms: a write whose feed
- * message was lost and that no later message reveals (the last keystroke before a pause, a process
- * killed between storing and publishing) reaches them within this.
+ * How often a process looks at where the log of each document its editors hold stands, and reads
+ * those that moved past its copy, in ms: a write whose feed message was lost and that no later
+ * message reveals (the last keystroke before a pause, a process killed between storing and
+ * publishing) reaches them within this.
  */
 const SWEEP_INTERVAL_MS = 5000
 
@@ -52,7 +54,7 @@ export function createCluster (io, { enabled, adapterReady = () => true, feed, s
       for (const doc of registry.loaded()) catchUp(doc)
     }
     sweep = setInterval(() => {
-      for (const doc of registry.loaded()) if (doc.sockets.size > 0) catchUp(doc)
+      sweepLogs().catch(err => logger.debug({ err }, 'sweep failed'))
     }, SWEEP_INTERVAL_MS).unref()
   }
 
@@ -66,6 +68,21 @@ export function createCluster (io, { enabled, adapterReady = () => true, feed, s
     })
     io.on(CLUSTER_EVENTS.METRICS, async (/** @type {(metrics: unknown) => void} */ reply) => {
       if (typeof reply === 'function') reply(await metrics.registry.getMetricsAsJSON())
+    })
+  }
+
+  /**
+   * Reads the log of every document with editors here whose log has moved past the copy: one
+   * look-up of where every log stands (the store's `newestEntries`), then a read of only those,
+   * where each sweep read every log.
+   */
+  async function sweepLogs () {
+    const docs = [...registry.loaded()].filter(doc => doc.sockets.size > 0)
+    if (docs.length === 0) return
+    const newest = registry.store.newestEntries ? await registry.store.newestEntries(docs.map(doc => doc.id)) : docs.map(() => null)
+    docs.forEach((doc, i) => {
+      const entry = newest[i]
+      if (entry === null || doc.position === null || compareIds(entry, doc.position) > 0) catchUp(doc)
     })
   }
 

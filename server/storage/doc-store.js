@@ -24,6 +24,9 @@
  *   replaces the log up to `position` with `snapshot` (which must contain all of it); false if another
  *   process is compacting the document or already stored a newer snapshot
  * @property {(docId: string) => Promise<void>} delete
+ * @property {(docIds: string[]) => Promise<(string | null)[]>} [newestEntries] in a shared store, the
+ *   position each document's log has reached (null where the store cannot tell), in one look-up for
+ *   all of them: a process reads only the logs that moved past its copies
  */
 
 export {}

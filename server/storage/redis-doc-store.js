@@ -152,6 +152,22 @@ export class RedisDocStore {
     }
   }
 
+  /**
+   * Each document's newest stream entry, as the append script keeps it: one pipeline for all of them
+   * (on a Redis Cluster, a command each, since their keys lie in different slots). Null for a
+   * document whose log was written before the entry was kept, or when Redis did not answer for it.
+   * @param {string[]} docIds
+   * @returns {Promise<(string | null)[]>}
+   */
+  async newestEntries (docIds) {
+    if (this.client.isCluster) return Promise.all(docIds.map(docId => this.client.hget(keysOf(docId).snap, 'last').catch(() => null)))
+    const replies = await this.client.pipeline(docIds.map(docId => ['hget', keysOf(docId).snap, 'last'])).exec()
+    return docIds.map((_, i) => {
+      const [err, entry] = replies?.[i] ?? [null, null]
+      return err ? null : /** @type {string | null} */ (entry)
+    })
+  }
+
   /** @param {string} docId @param {Uint8Array[]} updates */
   async append (docId, updates) {
     const buffers = updates.map(update => Buffer.from(update.buffer, update.byteOffset, update.byteLength))
