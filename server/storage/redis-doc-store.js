@@ -43,8 +43,9 @@ return 1
 // documents went from 50 to 39 µs of Redis's time (docs/CLUSTER.md). A log written before `last`
 // was kept is read the old way once; with the log trimmed empty, the entry before is the one the
 // snapshot covers. A deleted document (tombstone set) takes no more writes, and its reply is
-// 'DELETED': a copy still held somewhere must not bring its log back. Given a channel, the script also publishes each write there, framed as
-// redis-doc-feed.js reads it, so messages leave in the order of the stream.
+// 'DELETED': a copy still held somewhere must not bring its log back. Given a channel, the script
+// also publishes each write there, framed as redis-doc-feed.js reads it, so messages leave in the
+// order of the stream.
 // ARGV: origin, '1' for SPUBLISH, then per document its channel ('' = do not publish), the number
 // of its updates, and the updates.
 const APPEND_SCRIPT = `
