@@ -230,4 +230,29 @@ describe('a client that stops reading', () => {
     for (const e of [alice, bob, slow]) e.close()
     await tandem.close()
   })
+
+  it('is dropped the same when what waits for it is document updates, which go to the WebSocket directly while it reads', async (t) => {
+    const MiB = 1024 * 1024
+    const tandem = await startServer({ maxBufferedBytes: MiB, maxUpdateBytes: 512 * 1024, bytesPerSecond: 0, updatesPerSecond: 0 })
+    const { id } = await createSession(tandem.url)
+    const [alice, bob, slow] = [new TestEditor(tandem.url), new TestEditor(tandem.url), new TestEditor(tandem.url)]
+    for (const e of [alice, bob, slow]) await e.join(id)
+    const tcp = /** @type {import('node:net').Socket} */ (/** @type {any} */ (slow.socket.io.engine.transport).ws._socket)
+    tcp.pause()
+
+    const paused = performance.now()
+    const text = 'x'.repeat(256 * 1024)
+    const sent = 100 // 25 MiB to each reader
+    for (let i = 1; i <= sent; i++) {
+      await alice.insert(id, 0, text)
+      if (i % 10 === 0) await eventually(() => bob.text(id).length === i * text.length, { timeoutMs: 10000, what: `bob has ${i} of them` })
+    }
+    await eventually(() => tandem.server.registry.editorCount(id) === 2, { timeoutMs: 5000, what: 'the editor that stopped reading dropped' })
+    t.diagnostic(`dropped ${Math.round(performance.now() - paused)} ms after it stopped reading`)
+    assert.equal(bob.text(id).length, sent * text.length, 'bob got every update')
+    const metrics = await (await fetch(`${tandem.url}/metrics`)).text()
+    assert.match(metrics, /tandem_slow_consumers_dropped_total\{[^}]*\} 1/)
+    for (const e of [alice, bob, slow]) e.close()
+    await tandem.close()
+  })
 })

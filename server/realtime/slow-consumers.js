@@ -3,8 +3,8 @@ const CHECK_INTERVAL_MS = 500
 
 /**
  * Drops connections that stop reading. Socket.IO queues what it cannot write yet (the engine's
- * write buffer), and a client that never reads would grow that queue by every broadcast of its
- * rooms. Twice a second each connection's queue is measured; past `maxBufferedBytes` the connection
+ * write buffer, and the WebSocket's own), and a client that never reads would grow that queue by
+ * every broadcast of its rooms. Twice a second each connection's queue is measured; past `maxBufferedBytes` the connection
  * is closed and its queue released. Other editors never wait for it: broadcasts only enqueue.
  * @param {import('socket.io').Server} io
  * @param {object} deps
@@ -18,7 +18,8 @@ export function dropSlowConsumers (io, { maxBufferedBytes, metrics, audit }) {
     // The engine's connections and their queues are not in its public types.
     const clients = /** @type {Record<string, any>} */ (/** @type {any} */ (io.engine).clients)
     for (const conn of Object.values(clients)) {
-      const buffered = queuedBytes(conn.writeBuffer)
+      // What Engine.IO holds, and what its WebSocket holds that the kernel has not taken yet.
+      const buffered = queuedBytes(conn.writeBuffer) + (conn.transport?.socket?.bufferedAmount ?? 0)
       if (buffered <= maxBufferedBytes) continue
       audit.refused('socket.slow-consumer', { ip: conn.remoteAddress, engine: conn.id, bufferedBytes: buffered })
       metrics.slowConsumers.inc()

@@ -4,7 +4,10 @@
 // of five sets of runs (docs/PERFORMANCE.md). Anything else goes through Engine.IO, which keeps the
 // order of what it holds: long-polling, an upgrade under way, packets waiting for a send in
 // progress to finish. What Engine.IO holds for a socket is always written before the next frame
-// that comes here, so a socket's frames keep their order.
+// that comes here, so a socket's frames keep their order. Nor does a frame go directly while the
+// WebSocket still holds bytes the kernel has not taken (a client that stopped reading): Engine.IO
+// then queues what follows in its write buffer, where slow-consumers.js finds it, rather than the
+// socket's own buffer growing without bound.
 
 const WS_BINARY = Object.freeze({ binary: true, compress: false })
 
@@ -16,7 +19,7 @@ export function writeFrame (socket, frame) {
   const conn = /** @type {any} */ (socket.conn)
   const transport = conn.transport
   if (transport.name === 'websocket' && transport.writable && conn.writeBuffer.length === 0 && !conn.upgrading &&
-      conn.readyState === 'open') {
+      conn.readyState === 'open' && transport.socket.bufferedAmount === 0) {
     transport.socket.send(frame, WS_BINARY)
   } else {
     conn.write(frame)
