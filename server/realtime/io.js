@@ -1,6 +1,7 @@
 import { Server } from 'socket.io'
 import { corsHeaderOf, originAllowed } from '../http/origins.js'
 import { PARSER } from '../../isomorphic/parser.js'
+import { answerOkDirectly } from './direct-ack.js'
 import { registerDocHandlers } from './doc-handlers.js'
 import { logRefusedConnections, watchedParser } from './refused-connections.js'
 
@@ -57,6 +58,7 @@ export function handleConnections (io, ctx) {
     socket.on('disconnect', (reason) => {
       logger.info({ socket: socket.id, reason }, 'disconnected')
     })
+    answerOkDirectly(socket)
     registerDocHandlers(socket, ctx)
   })
 }

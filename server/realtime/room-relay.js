@@ -68,6 +68,7 @@ export class RoomRelay {
     this.awarenessIntervalMs = awarenessIntervalMs
     this.fanOutSpacing = fanOutSpacing
     this.metrics = metrics
+    this.updateDeliveries = metrics.broadcasts.labels(EVENTS.UPDATE)
   }
 
   /**
@@ -130,7 +131,7 @@ export class RoomRelay {
       writeFrame(socket, frame)
       sent++
     }
-    this.metrics.broadcasts.inc({ event: EVENTS.UPDATE }, sent)
+    this.updateDeliveries.inc(sent)
   }
 
   /** @param {{ clientId: number }[]} entries of an awareness update applied to `doc.awareness` */
