@@ -1,7 +1,6 @@
 import { Server } from 'socket.io'
 import { corsHeaderOf, originAllowed } from '../http/origins.js'
 import { PARSER } from '../../isomorphic/parser.js'
-import { answerOkDirectly } from './direct-ack.js'
 import { registerDocHandlers } from './doc-handlers.js'
 import { logRefusedConnections, watchedParser } from './refused-connections.js'
 
@@ -58,7 +57,6 @@ export function handleConnections (io, ctx) {
     socket.on('disconnect', (reason) => {
       logger.info({ socket: socket.id, reason }, 'disconnected')
     })
-    answerOkDirectly(socket)
     registerDocHandlers(socket, ctx)
   })
 }

@@ -68,7 +68,6 @@ export class RoomRelay {
     this.awarenessIntervalMs = awarenessIntervalMs
     this.fanOutSpacing = fanOutSpacing
     this.metrics = metrics
-    this.updateDeliveries = metrics.broadcasts.labels(EVENTS.UPDATE)
   }
 
   /**
@@ -131,7 +130,7 @@ export class RoomRelay {
       writeFrame(socket, frame)
       sent++
     }
-    this.updateDeliveries.inc(sent)
+    this.metrics.broadcasts.inc({ event: EVENTS.UPDATE }, sent)
   }
 
   /** @param {{ clientId: number }[]} entries of an awareness update applied to `doc.awareness` */

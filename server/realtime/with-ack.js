@@ -1,6 +1,6 @@
 import { AppError, errorBody } from '../errors.js'
 
-export const OK = Object.freeze({ ok: /** @type {const} */ (true) })
+const OK = Object.freeze({ ok: /** @type {const} */ (true) })
 
 /**
  * The one ACK discipline for socket events: the event must carry an ACK callback; the handler's
