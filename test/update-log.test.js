@@ -1,9 +1,14 @@
 import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { appendFile, open, readdir, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
+import pino from 'pino'
+import { loadConfig } from '../server/config.js'
 import { EXIT_CODES } from '../server/exit-codes.js'
+import { openBackend } from '../server/storage/backend.js'
+import { StorageHealth } from '../server/storage/storage-health.js'
 import { LOG_DIR } from '../server/storage/update-log.js'
 import { spawnServer, startChildServer } from './helpers/child-server.js'
 import { TestEditor } from './helpers/editor.js'
@@ -56,6 +61,30 @@ describe('the update log', () => {
     const again = await startChildServer({ DATA_DIR: dir })
     t.after(() => again.stop('SIGKILL'))
     assert.equal(await contentOf(again.url, id), text)
+  })
+
+  it('keeps, with SYNC_WRITES, an update acknowledged while the log rotated under its fdatasync, through a SIGKILL right after', async (t) => {
+    const dir = join(data.dir, 'rotated')
+    const child = spawn(process.execPath, [join(import.meta.dirname, 'helpers/append-during-rotation.js')], {
+      env: { ...process.env, DATA_DIR: dir },
+      stdio: ['ignore', 'pipe', 'inherit']
+    })
+    t.after(() => child.kill('SIGKILL'))
+    let output = ''
+    child.stdout.setEncoding('utf8')
+    for await (const chunk of child.stdout) {
+      output += chunk
+      if (output.includes('acked')) break
+    }
+    assert.ok(output.includes('acked'), 'the append was acknowledged')
+    child.kill('SIGKILL')
+    await once(child, 'exit')
+
+    const logger = pino({ level: 'silent' })
+    const backend = await openBackend(loadConfig({ DATA_DIR: dir }), logger, new StorageHealth(logger, { inc () {} }))
+    t.after(() => backend.close())
+    assert.deepEqual((await backend.docStore.load('acked')).updates.map(update => [...update]), [[1, 2, 3]], 'the acknowledged update')
+    assert.equal((await backend.docStore.load('bulk')).updates.length, 17)
   })
 
   it('does not bring back a document deleted just before a SIGKILL', async (t) => {

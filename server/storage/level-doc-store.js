@@ -35,7 +35,7 @@ export class LevelDocStore {
   shared = false
   /** @type {Map<string, number>} next entry sequence number per document touched since start */
   #nextSeq = new Map()
-  /** @type {Map<string, Uint8Array[]>} durable in the log, not yet in LevelDB */
+  /** @type {Map<string, Uint8Array[]>} in the update log (acknowledged once synced there), not yet in LevelDB */
   #waiting = new Map()
   #waitingBytes = 0
   /** @type {Map<string, Uint8Array[]>} being written to LevelDB */
@@ -120,7 +120,7 @@ export class LevelDocStore {
   async delete (docId) {
     const log = /** @type {UpdateLog} */ (this.log)
     // In the log first, so that a crash before the move cannot bring the document back.
-    await this.guard.write(() => log.write(encodeRecord(KINDS.DELETE, docId), () => this.#forget(docId)))
+    await this.guard.write(() => log.write(encodeRecord(KINDS.DELETE, docId)))
     // A move under way may still write the document's entries (or, failing, give them back): it
     // ends before these deletes.
     await this.#moved

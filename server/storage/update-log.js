@@ -21,7 +21,7 @@ export const KINDS = Object.freeze({ APPEND: 1, DELETE: 2 })
 
 /**
  * @typedef {{ kind: number, docId: string, updates: Uint8Array[] }} LogRecord
- * @typedef {{ bytes: Uint8Array, onDurable: () => void, resolve: () => void, reject: (err: unknown) => void }} Waiting
+ * @typedef {{ bytes: Uint8Array, onWritten: () => void, resolve: () => void, reject: (err: unknown) => void }} Waiting
  */
 
 export class UpdateLog {
@@ -50,15 +50,19 @@ export class UpdateLog {
   }
 
   /**
-   * Writes a record with the others of this turn. `onDurable` runs the moment it is durable, before
-   * the promise resolves; a failed write rejects, and nothing of it counts.
+   * Writes a record with the others of this turn; the promise resolves once it is durable (synced,
+   * with `sync`), and a failed write or sync rejects: nothing of it is acknowledged. `onWritten` runs
+   * the moment the record is in the file, before any sync: from then on the owner must count it as
+   * held by the file (and move it elsewhere before the file goes), since the file may rotate and be
+   * deleted while a sync is still under way. A record whose sync then fails may so survive
+   * unacknowledged; its sender sends it again.
    * @param {Uint8Array} bytes one record (encodeRecord)
-   * @param {() => void} onDurable
+   * @param {() => void} [onWritten]
    * @returns {Promise<void>}
    */
-  write (bytes, onDurable) {
+  write (bytes, onWritten = () => {}) {
     return new Promise((resolve, reject) => {
-      this.#waiting.push({ bytes, onDurable, resolve, reject })
+      this.#waiting.push({ bytes, onWritten, resolve, reject })
       if (this.#scheduled || this.#syncing) return
       this.#scheduled = true
       setImmediate(this.#flush)
@@ -85,6 +89,7 @@ export class UpdateLog {
       return
     }
     this.#size += bytes.length
+    for (const waiting of batch) waiting.onWritten()
     if (!this.sync) {
       done(batch)
       return
@@ -140,7 +145,6 @@ export class UpdateLog {
 
 /** @param {Waiting[]} batch */
 function done (batch) {
-  for (const waiting of batch) waiting.onDurable()
   for (const waiting of batch) waiting.resolve()
 }
 
