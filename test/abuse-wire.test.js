@@ -184,6 +184,34 @@ describe('small inputs must not cost large resources', () => {
     }
   })
 
+  it('refuses with TOO_LARGE deletions alone that would cut a long run of text into more than MAX_DOC_STRUCTS items', async () => {
+    const { doc, alice, bob } = await room('')
+    const run = 'x'.repeat(3 * MAX_DOC_STRUCTS)
+    assert.deepEqual(await alice.insert(doc, 0, run), { ok: true })
+    await eventually(() => bob.text(doc) === run)
+    const live = /** @type {import('../server/docs/live-doc.js').LiveDoc} */ (tandem.server.registry.get(doc))
+    const before = structCount(live.ydoc)
+    /** Deletions of every other character over the first `length` of the run, on a copy of alice's document. @param {number} length */
+    const everyOther = length => {
+      const copy = new Y.Doc()
+      Y.applyUpdate(copy, Y.encodeStateAsUpdate(alice.ydoc(doc)))
+      const sv = Y.encodeStateVector(copy)
+      copy.transact(() => { for (let i = length / 2 - 1; i >= 0; i--) copy.getText(TEXT_NAME).delete(2 * i, 1) })
+      const update = Y.encodeStateAsUpdate(copy, sv)
+      copy.destroy()
+      return update
+    }
+    // Each range may cut two items: 2,000 ranges would make the one item 4,000.
+    const refused = await alice.request(EVENTS.UPDATE, { doc, update: everyOther(2 * MAX_DOC_STRUCTS) })
+    assert.equal(refused.error?.code, 'TOO_LARGE')
+    assert.equal(structCount(live.ydoc), before, 'nothing of it applied')
+    // A few hundred ranges stay within the limit and are taken.
+    assert.deepEqual(await alice.request(EVENTS.UPDATE, { doc, update: everyOther(600) }), { ok: true })
+    await eventually(() => bob.text(doc).length === run.length - 300)
+    assert.ok(structCount(live.ydoc) <= MAX_DOC_STRUCTS, `${structCount(live.ydoc)} structs`)
+    assert.equal(await contentOf(tandem.url, doc), bob.text(doc))
+  })
+
   it('refuses types nested deeper than MAX_TYPE_DEPTH with TOO_LARGE', async () => {
     const { doc, alice, bob } = await room()
     /** @param {number} depth */
