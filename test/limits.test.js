@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict'
+import { Writable } from 'node:stream'
 import { describe, it } from 'node:test'
+import pino from 'pino'
 import * as Y from 'yjs'
 import { EVENTS, TEXT_NAME } from '../isomorphic/events.js'
 import { MAX_CLIENTS_PER_CONNECTION } from '../server/docs/awareness-states.js'
@@ -228,6 +230,33 @@ describe('a client that stops reading', () => {
     const metrics = await (await fetch(`${tandem.url}/metrics`)).text()
     assert.match(metrics, /tandem_slow_consumers_dropped_total\{[^}]*\} 1/)
     for (const e of [alice, bob, slow]) e.close()
+    await tandem.close()
+  })
+
+  it('is dropped, the document sent at most a few times, when it asks for a document again and again', async (t) => {
+    const MiB = 1024 * 1024
+    /** @type {string[]} */
+    const logLines = []
+    const logger = pino({ level: 'info' }, new Writable({ write (chunk, encoding, done) { logLines.push(String(chunk)); done() } }))
+    const tandem = await startServer({ maxBufferedBytes: MiB, bytesPerSecond: 0, joinsPerMinute: 0 }, { logger })
+    const { id } = await createSession(tandem.url)
+    const [alice, slow] = [new TestEditor(tandem.url), new TestEditor(tandem.url)]
+    for (const e of [alice, slow]) await e.join(id)
+    const text = 'x'.repeat(600 * 1024)
+    assert.deepEqual(await alice.insert(id, 0, text), { ok: true })
+    await eventually(() => slow.text(id) === text)
+    const tcp = /** @type {import('node:net').Socket} */ (/** @type {any} */ (slow.socket.io.engine.transport).ws._socket)
+    tcp.pause()
+
+    // 100 joins at once: 60 MB of replies, were each built and queued.
+    for (let i = 0; i < 100; i++) slow.socket.emit(EVENTS.JOIN, { doc: id }, () => {})
+    await eventually(() => tandem.server.registry.editorCount(id) === 1, { timeoutMs: 5000, what: 'the editor that stopped reading dropped' })
+    const dropped = logLines.map(line => JSON.parse(line)).find(line => line.action === 'socket.slow-consumer')
+    assert.ok(dropped, 'an audit line for the drop')
+    t.diagnostic(`dropped with ${dropped.bufferedBytes} bytes held for it`)
+    assert.ok(dropped.bufferedBytes < MiB + 2 * text.length, `${dropped.bufferedBytes} bytes held when dropped`)
+    assert.deepEqual(await alice.insert(id, 0, '>'), { ok: true }, 'the others edit on')
+    for (const e of [alice, slow]) e.close()
     await tandem.close()
   })
 

@@ -8,6 +8,7 @@ import { invalidUpdateLimit } from './invalid-updates.js'
 import { checkStateVector, joiner } from './join.js'
 import { binaryOf, docIdOf } from './payloads.js'
 import { relayOf } from './room-relay.js'
+import { dropIfSlow } from './slow-consumers.js'
 import { withAck } from './with-ack.js'
 
 /**
@@ -56,6 +57,10 @@ export function registerDocHandlers (socket, ctx) {
   const memberships = membershipsOf(socket)
   const rates = connectionLimits(config, ctx.now)
   const { relayOptions } = ctx
+  const slowConsumers = { maxBufferedBytes: config.maxBufferedBytes, metrics, audit }
+  // Bytes of join replies built but not yet handed to Engine.IO (each goes out a moment after it
+  // is built): joins that arrive together are all built before the first is sent.
+  let unsentReplyBytes = 0
   const awarenessLimits = {
     maxStateBytes: config.maxAwarenessStateBytes,
     maxTotalBytes: config.maxAwarenessBytes,
@@ -70,8 +75,18 @@ export function registerDocHandlers (socket, ctx) {
     if (sv) checkStateVector(sv)
     await limits.joins.take(ip)
     const { doc, editors, role } = await join(docId, payload.token ?? socket.handshake.auth?.token)
+    // A reply holds the whole document: a client that asks for it again and again without reading
+    // what it is sent would have the server queue copies faster than the timer of slow consumers
+    // looks (hundreds in one turn of the event loop). Only what waits already counts, so one reply
+    // larger than the limit still goes to a client that reads.
+    if (dropIfSlow(socket.conn, unsentReplyBytes, slowConsumers)) {
+      throw new AppError('RATE_LIMITED', 'the connection does not read what it is sent')
+    }
+    const update = Y.encodeStateAsUpdate(doc.ydoc, sv)
+    unsentReplyBytes += update.byteLength
+    setImmediate(() => { unsentReplyBytes -= update.byteLength })
     return {
-      update: Y.encodeStateAsUpdate(doc.ydoc, sv),
+      update,
       sv: Y.encodeStateVector(doc.ydoc),
       awareness: doc.awareness.encodeAll(),
       role,
