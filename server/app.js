@@ -18,7 +18,7 @@ import { staticRoutes } from './http/static-routes.js'
 import { createLimits } from './limits/limits.js'
 import { createLogger } from './logger.js'
 import { createMetrics, registerGauges } from './metrics.js'
-import { admission } from './realtime/admission.js'
+import { admission, watchPendingConnections } from './realtime/admission.js'
 import { createCluster } from './realtime/cluster.js'
 import { closeForEditors } from './realtime/editors.js'
 import { relayOf } from './realtime/room-relay.js'
@@ -89,7 +89,8 @@ export async function createServer (config, deps = {}) {
       'Unless HOST and CORS_ORIGIN are set, it binds 127.0.0.1 and serves only its own pages (CORS_ORIGIN=same-origin). ' +
       'Set AUTH_SECRET and API_KEY before exposing it.')
   }
-  io.use(admission({ config, limits, access, clientIpOf: ipOf, audit }))
+  const pendingConnections = watchPendingConnections(io, { config, clientIpOf: ipOf, audit })
+  io.use(admission({ config, limits, access, clientIpOf: ipOf, audit, pendingConnections }))
   handleConnections(io, { registry, sessions, cluster, config, metrics, logger, access, limits, audit, relayOptions, clientIpOf: ipOf, now: deps.now })
   const stopWatchingConsumers = dropSlowConsumers(io, { maxBufferedBytes: config.maxBufferedBytes, metrics, audit })
 

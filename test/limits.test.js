@@ -7,6 +7,7 @@ import { EVENTS, TEXT_NAME } from '../isomorphic/events.js'
 import { MAX_CLIENTS_PER_CONNECTION } from '../server/docs/awareness-states.js'
 import { TestEditor, awarenessUpdate, awarenessUpdates } from './helpers/editor.js'
 import { eventually } from './helpers/eventually.js'
+import { closedWithin, rawWebSocket } from './helpers/raw-engine.js'
 import { api, contentOf, createSession, manualClock, startServer } from './helpers/server.js'
 
 describe('per-IP limits', () => {
@@ -35,6 +36,24 @@ describe('per-IP limits', () => {
     const d = new TestEditor(tandem.url)
     await d.connected()
     for (const e of [b, c, d]) e.close()
+    await tandem.close()
+  })
+
+  it('closes Engine.IO connections that never send a Socket.IO CONNECT past MAX_CONNECTIONS_PER_IP waiting at once', async () => {
+    const tandem = await startServer({ maxConnectionsPerIp: 3, connectionsPerMinute: 0 })
+    const waiting = [await rawWebSocket(tandem.url), await rawWebSocket(tandem.url), await rawWebSocket(tandem.url)]
+    const extra = await rawWebSocket(tandem.url)
+    await closedWithin(extra)
+    for (const ws of waiting) assert.equal(ws.readyState, ws.OPEN, 'the first three wait on')
+    for (const ws of waiting) ws.close()
+    await eventually(() => Object.keys(/** @type {any} */ (tandem.server.io.engine).clients).length === 0, { what: 'the waiting connections gone' })
+    // Their places are free again, and a connection that sends its CONNECT takes none of them.
+    const editors = [new TestEditor(tandem.url), new TestEditor(tandem.url), new TestEditor(tandem.url)]
+    await Promise.all(editors.map(e => e.connected()))
+    const after = await rawWebSocket(tandem.url)
+    assert.equal(after.readyState, after.OPEN)
+    after.close()
+    for (const e of editors) e.close()
     await tandem.close()
   })
 

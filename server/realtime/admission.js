@@ -12,9 +12,10 @@ import { AppError } from '../errors.js'
  * @param {import('../auth/access.js').Access} deps.access
  * @param {(req: import('node:http').IncomingMessage) => string} deps.clientIpOf
  * @param {import('../audit.js').Audit} deps.audit
+ * @param {PendingConnections} [deps.pendingConnections] told that a connection sent its CONNECT
  * @returns {(socket: import('socket.io').Socket, next: (err?: Error) => void) => void}
  */
-export function admission ({ config, limits, access, clientIpOf, audit }) {
+export function admission ({ config, limits, access, clientIpOf, audit, pendingConnections }) {
   /** @type {Map<string, number>} open connections per IP */
   const open = new Map()
 
@@ -26,6 +27,7 @@ export function admission ({ config, limits, access, clientIpOf, audit }) {
   }
 
   return (socket, next) => {
+    pendingConnections?.connected(socket.conn)
     const ip = clientIpOf(socket.request)
     /** @param {unknown} err */
     const refuse = (err) => {
@@ -59,3 +61,47 @@ export function admission ({ config, limits, access, clientIpOf, audit }) {
     if (access.enabled) await access.verifyHandshake(socket.handshake.auth?.token)
   }
 }
+
+/**
+ * Engine.IO connections that have not sent Socket.IO's CONNECT yet: the limits above never see
+ * them, and Socket.IO keeps each for its `connectTimeout` (45 s), so a client could hold any number
+ * open. At most `maxConnectionsPerIp` of an address wait at once; past that a new one is closed as
+ * soon as it opens. A client that connects as Socket.IO's do sends its CONNECT at once.
+ * @param {import('socket.io').Server} io
+ * @param {object} deps
+ * @param {import('../config.js').Config} deps.config
+ * @param {(req: import('node:http').IncomingMessage) => string} deps.clientIpOf
+ * @param {import('../audit.js').Audit} deps.audit
+ */
+export function watchPendingConnections (io, { config, clientIpOf, audit }) {
+  /** @type {Map<string, number>} connections waiting for their CONNECT, per IP */
+  const waiting = new Map()
+  /** @type {WeakMap<object, string>} the IP of each connection still waiting */
+  const ipOf = new WeakMap()
+
+  /** @param {object} conn */
+  const connected = (conn) => {
+    const ip = ipOf.get(conn)
+    if (ip === undefined) return
+    ipOf.delete(conn)
+    const count = (waiting.get(ip) ?? 1) - 1
+    if (count === 0) waiting.delete(ip)
+    else waiting.set(ip, count)
+  }
+
+  io.engine.on('connection', (/** @type {any} */ conn) => {
+    if (config.maxConnectionsPerIp === 0) return
+    const ip = clientIpOf(conn.request)
+    if ((waiting.get(ip) ?? 0) >= config.maxConnectionsPerIp) {
+      audit.refused('socket.connect', { ip, code: 'RATE_LIMITED', reason: `at most ${config.maxConnectionsPerIp} connections per address waiting for a Socket.IO CONNECT` })
+      conn.close()
+      return
+    }
+    waiting.set(ip, (waiting.get(ip) ?? 0) + 1)
+    ipOf.set(conn, ip)
+    conn.once('close', () => connected(conn))
+  })
+  return { connected }
+}
+
+/** @typedef {ReturnType<typeof watchPendingConnections>} PendingConnections */
