@@ -5,6 +5,8 @@ import * as awarenessProtocol from 'y-protocols/awareness'
 import { EVENTS, TEXT_NAME } from '../isomorphic/events.js'
 import { TestEditor } from './helpers/editor.js'
 import { eventually } from './helpers/eventually.js'
+import { missing } from './helpers/processes.js'
+import { startRedis } from './helpers/redis.js'
 import { api, contentOf, createSession, startServer, tempDataDir } from './helpers/server.js'
 
 describe('realtime editing', () => {
@@ -297,3 +299,87 @@ describe('fan-out to a busy room', () => {
     await tandem.close()
   })
 })
+
+for (const storage of ['embedded', 'redis']) {
+  describe(`a join racing the drop of its document (${storage})`, { skip: storage === 'redis' && missing('redis-server') }, () => {
+    /** @type {Awaited<ReturnType<typeof startRedis>> | undefined} */
+    let redis
+    before(async () => { if (storage === 'redis') redis = await startRedis() })
+    after(() => redis?.remove())
+
+    /**
+     * A server whose seats answer only when `letThrough` is called, so that something can happen to
+     * the document while a join waits for its seat.
+     */
+    async function serverWithHeldSeats () {
+      const tandem = await startServer(redis ? { redisUrl: redis.url } : {})
+      const seats = tandem.server.backend.seats
+      const take = seats.take.bind(seats)
+      /** @type {(() => void)[]} */
+      const held = []
+      let holding = false
+      seats.take = async (/** @type {string} */ docId, /** @type {number} */ maxEditors) => {
+        if (holding) await new Promise(resolve => held.push(() => resolve(undefined)))
+        return take(docId, maxEditors)
+      }
+      return {
+        tandem,
+        hold () { holding = true },
+        letThrough () {
+          holding = false
+          for (const release of held.splice(0)) release()
+        },
+        /** resolves once a join waits for its seat */
+        waiting: () => eventually(() => held.length > 0, { what: 'a join waiting for its seat' })
+      }
+    }
+
+    it('refuses a join whose copy was reloaded meanwhile; joined again, the editor hears the others', async (t) => {
+      const { tandem, hold, letThrough, waiting } = await serverWithHeldSeats()
+      t.after(() => tandem.close())
+      const session = await createSession(tandem.url, { content: 'x' })
+      const [alice, bob] = [new TestEditor(tandem.url), new TestEditor(tandem.url)]
+      t.after(() => { alice.close(); bob.close() })
+      await alice.join(session.id)
+      hold()
+      const joining = bob.request(EVENTS.JOIN, { doc: session.id })
+      await waiting()
+      // What a refused write or an update failing halfway does: the copy is dropped, its editors told to rejoin.
+      await tandem.server.registry.invalidate(session.id)
+      letThrough()
+      const reply = await joining
+      assert.equal(reply.ok, false)
+      assert.equal(reply.error.code, 'UNAVAILABLE')
+      await eventually(() => alice.received.some(r => r.event === EVENTS.CLOSED))
+      await alice.join(session.id)
+      await bob.join(session.id)
+      assert.deepEqual(await alice.insert(session.id, 0, 'a'), { ok: true })
+      await eventually(() => bob.text(session.id) === 'ax', { what: 'bob hears alice' })
+      assert.deepEqual(await bob.insert(session.id, 0, 'b'), { ok: true })
+      await eventually(() => alice.text(session.id) === 'bax', { what: 'alice hears bob' })
+    })
+
+    it('refuses a join whose session was deleted meanwhile', async (t) => {
+      const { tandem, hold, letThrough, waiting } = await serverWithHeldSeats()
+      t.after(() => tandem.close())
+      const session = await createSession(tandem.url, { content: 'x' })
+      const bob = new TestEditor(tandem.url)
+      t.after(() => bob.close())
+      hold()
+      const joining = bob.request(EVENTS.JOIN, { doc: session.id })
+      await waiting()
+      assert.equal((await api(tandem.url, `/api/sessions/${session.id}`, { method: 'DELETE' })).status, 204)
+      letThrough()
+      const reply = await joining
+      assert.equal(reply.ok, false)
+      assert.equal(reply.error.code, 'UNAVAILABLE')
+      assert.equal((await bob.request(EVENTS.JOIN, { doc: session.id })).error?.code, 'NOT_FOUND')
+      if (redis) {
+        const client = redis.client()
+        t.after(() => client.quit())
+        const [, subscribers] = /** @type {[string, number]} */ (await client.call('PUBSUB', 'SHARDNUMSUB', `tandem:{doc:${session.id}}:feed`))
+        assert.equal(subscribers, 0, 'no subscription left to the deleted document\'s feed')
+      }
+    })
+  })
+}

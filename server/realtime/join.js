@@ -82,6 +82,12 @@ export function joiner (socket, ctx, logger) {
       if (raced) return rejoin(raced)
       throw new AppError('BAD_REQUEST', 'disconnected while joining')
     }
+    // The copy may have been dropped meanwhile (a refused write, a session deleted): its editors
+    // were told to leave or rejoin, and a socket attached to it now would hear from no one.
+    if (registry.get(docId) !== doc) {
+      freeSeat()
+      throw droppedWhileJoining(docId)
+    }
     attach(socket, doc, grant, registry, freeSeat)
     // Seats are counted per connection: without this one token could open them all.
     if (config.maxConnectionsPerUser !== 0 && grant.user !== null &&
@@ -93,14 +99,20 @@ export function joiner (socket, ctx, logger) {
       // A revocation stored while this join was on its way closed only the sockets attached by
       // then; from here on it reaches this one too. Asking again covers the time in between.
       await access.authorize(token, docId)
+      // Subscribed only while the copy is the registry's: dropping it unsubscribes, and a
+      // subscription made after that would be kept by no one.
+      if (memberships.get(docId)?.doc !== doc || registry.get(docId) !== doc) throw droppedWhileJoining(docId)
       await cluster.docSubscribed(docId)
       await catchUp(doc, logger)
     } catch (err) {
       detach(socket, docId, registry)
       throw err instanceof AppError ? err : new AppError('UNAVAILABLE', 'could not join the room; retry')
     }
-    // Closed while joining (deleted, revoked or expired; the socket was sent `doc:closed`).
-    if (memberships.get(docId)?.doc !== doc) throw new AppError('UNAVAILABLE', `${docId} was closed while joining; retry`)
+    // Closed while joining (deleted, revoked, expired or reloaded; the socket was sent `doc:closed`).
+    if (memberships.get(docId)?.doc !== doc || registry.get(docId) !== doc) {
+      detach(socket, docId, registry)
+      throw droppedWhileJoining(docId)
+    }
     logger.debug({ doc: docId, user: grant.user, role: grant.role }, 'joined')
     return { doc, editors, role: grant.role }
   }
@@ -134,6 +146,10 @@ export function joiner (socket, ctx, logger) {
       closeMembership(socket, doc.id, registry, CLOSE_REASONS.EXPIRED)
       throw new AppError('UNAUTHORIZED', 'the token has expired')
     }
+    if (registry.get(doc.id) !== doc) {
+      detach(socket, doc.id, registry)
+      throw droppedWhileJoining(doc.id)
+    }
     await catchUp(doc, logger)
     const [editors] = await cluster.editorCounts([doc.id])
     return { doc, editors, role }
@@ -160,6 +176,11 @@ function connectionsOf (doc, user) {
   let count = 0
   for (const socket of doc.sockets) if (membershipsOf(socket).get(doc.id)?.user === user) count++
   return count
+}
+
+/** @param {string} docId */
+function droppedWhileJoining (docId) {
+  return new AppError('UNAVAILABLE', `${docId} was closed or reloaded while joining; retry`)
 }
 
 /** @param {string} docId @param {number} maxEditors */
