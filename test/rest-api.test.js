@@ -2,6 +2,8 @@ import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import * as Y from 'yjs'
 import { TEXT_NAME } from '../isomorphic/events.js'
+import { missing } from './helpers/processes.js'
+import { startRedis } from './helpers/redis.js'
 import { api, createSession, startServer, tempDataDir } from './helpers/server.js'
 
 describe('REST session API', () => {
@@ -165,5 +167,52 @@ describe('REST session API', () => {
     assert.match(res.headers.get('content-type') ?? '', /^text\/plain/)
     assert.match(res.body, /^tandem_refusals_total\{code="NOT_FOUND",event="http",worker="[^"]+"\} [1-9]/m)
     assert.match(res.body, /^# TYPE tandem_update_duration_seconds histogram/m)
+  })
+})
+
+for (const storage of ['embedded', 'redis']) {
+  describe(`a session deletion that fails halfway (${storage})`, { skip: storage === 'redis' && missing('redis-server') }, () => {
+    it('answers 503, and a retry deletes the document and then the session', async (t) => {
+      const redis = storage === 'redis' ? await startRedis() : undefined
+      t.after(() => redis?.remove())
+      const tandem = await startServer(redis ? { redisUrl: redis.url } : {})
+      t.after(() => tandem.close())
+      const session = await createSession(tandem.url, { content: 'secret' })
+      const { docStore } = tandem.server.backend
+      const remove = docStore.delete.bind(docStore)
+      let failures = 1
+      docStore.delete = async (/** @type {string} */ docId) => {
+        if (failures-- > 0) throw new Error('storage refused the write')
+        return remove(docId)
+      }
+      const path = `/api/sessions/${session.id}`
+      assert.equal((await api(tandem.url, path, { method: 'DELETE' })).status, 503)
+      assert.equal((await api(tandem.url, path, { method: 'DELETE' })).status, 204, 'the retry finds the session and finishes')
+      assert.equal((await api(tandem.url, path)).status, 404)
+      assert.deepEqual((await docStore.load(session.id)).updates, [], 'nothing of the document is stored')
+      if (redis) {
+        const client = redis.client()
+        t.after(() => client.quit())
+        assert.deepEqual(await client.keys(`tandem:{doc:${session.id}}:*`), [`tandem:{doc:${session.id}}:deleted`], 'only the tombstone is left')
+      }
+    })
+  })
+}
+
+describe('deleted sessions remembered', () => {
+  it('refuses to load a document deleted within the hour, and forgets it after', async (t) => {
+    const tandem = await startServer()
+    t.after(() => tandem.close())
+    const { registry } = tandem.server
+    const [first, second] = [await createSession(tandem.url), await createSession(tandem.url)]
+    assert.equal((await api(tandem.url, `/api/sessions/${first.id}`, { method: 'DELETE' })).status, 204)
+    await assert.rejects(registry.open(first.id), { code: 'NOT_FOUND' })
+    t.mock.timers.enable({ apis: ['Date'], now: Date.now() + 61 * 60 * 1000 })
+    assert.equal((await api(tandem.url, `/api/sessions/${second.id}`, { method: 'DELETE' })).status, 204)
+    await assert.rejects(registry.open(second.id), { code: 'NOT_FOUND' })
+    // An hour on, the first is forgotten here (no session leads to it any more): it opens empty.
+    const reopened = await registry.open(first.id)
+    assert.equal(reopened.ydoc.getText(TEXT_NAME).length, 0)
+    registry.release(reopened)
   })
 })

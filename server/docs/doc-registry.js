@@ -2,6 +2,9 @@ import * as Y from 'yjs'
 import { AppError } from '../errors.js'
 import { LiveDoc, STORE_ORIGIN } from './live-doc.js'
 
+/** How long a deleted document's id is remembered, in ms: far longer than any load or join takes. */
+const DELETED_KEPT_MS = 60 * 60 * 1000
+
 /**
  * Which documents this process holds in memory, and their lifetime: load on first use (once, however
  * many joins race for it), unload after `docIdleMs` without editors, destroy on session delete.
@@ -16,8 +19,12 @@ export class DocRegistry {
   #loading = new Map()
   /** @type {Map<string, Promise<void>>} */
   #unloading = new Map()
-  /** @type {Set<string>} ids of documents deleted while this process ran; ids are never reused */
-  #deleted = new Set()
+  /**
+   * @type {Map<string, number>} ids of documents deleted in the last DELETED_KEPT_MS, and when: a
+   * load or join that started before a deletion must not bring the document back (ids are never
+   * reused); later ones find no session first.
+   */
+  #deleted = new Map()
 
   /**
    * @param {object} deps
@@ -146,7 +153,12 @@ export class DocRegistry {
    * @param {string} id
    */
   async discard (id) {
-    this.#deleted.add(id)
+    this.#deleted.set(id, Date.now())
+    // Oldest first (a Map keeps the order of insertion): the set stays as small as the last hour's deletions.
+    for (const [deletedId, at] of this.#deleted) {
+      if (Date.now() - at < DELETED_KEPT_MS) break
+      this.#deleted.delete(deletedId)
+    }
     const doc = this.#docs.get(id) ?? await this.#loading.get(id)?.catch(() => undefined)
     if (doc) await this.#drop(doc, () => doc.settled())
     await this.#unloading.get(id)

@@ -76,12 +76,17 @@ export class SessionService {
     return session
   }
 
-  /** Removes the session, closes it for its editors everywhere and deletes its document. @param {string} id */
+  /**
+   * Closes the session for its editors everywhere, deletes its document, then its record. The record
+   * goes last: a deletion that fails halfway (storage refusing a write) answers 503 and can be
+   * retried until it is whole, where a record deleted first left a document no retry could reach.
+   * @param {string} id
+   */
   async delete (id) {
     await this.record(id)
-    await fromStorage(this.store.delete(id))
     this.cluster.sessionDeleted(id)
     await fromStorage(this.registry.destroy(id))
+    await fromStorage(this.store.delete(id))
   }
 
   /**
