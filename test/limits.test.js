@@ -223,6 +223,12 @@ function typing (count) {
   return updates
 }
 
+/** Stops reading the editor's WebSocket: what the server sends it waits in the server. @param {TestEditor} editor */
+function stopReading (editor) {
+  const tcp = /** @type {import('node:net').Socket} */ (/** @type {any} */ (editor.socket.io.engine.transport).ws._socket)
+  tcp.pause()
+}
+
 describe('a client that stops reading', () => {
   it('is dropped once the server has queued MAX_BUFFERED_BYTES for it; the others never wait', async (t) => {
     const MiB = 1024 * 1024
@@ -232,8 +238,7 @@ describe('a client that stops reading', () => {
     for (const e of [alice, bob, slow]) await e.join(id)
     assert.equal(tandem.server.registry.editorCount(id), 3)
     // The slow client's socket stops reading: what the server sends piles up in its queue.
-    const tcp = /** @type {import('node:net').Socket} */ (/** @type {any} */ (slow.socket.io.engine.transport).ws._socket)
-    tcp.pause()
+    stopReading(slow)
 
     const paused = performance.now()
     const cursor = 'x'.repeat(256 * 1024)
@@ -264,8 +269,7 @@ describe('a client that stops reading', () => {
     const text = 'x'.repeat(600 * 1024)
     assert.deepEqual(await alice.insert(id, 0, text), { ok: true })
     await eventually(() => slow.text(id) === text)
-    const tcp = /** @type {import('node:net').Socket} */ (/** @type {any} */ (slow.socket.io.engine.transport).ws._socket)
-    tcp.pause()
+    stopReading(slow)
 
     // 100 joins at once: 60 MB of replies, were each built and queued.
     for (let i = 0; i < 100; i++) slow.socket.emit(EVENTS.JOIN, { doc: id }, () => {})
@@ -285,8 +289,7 @@ describe('a client that stops reading', () => {
     const { id } = await createSession(tandem.url)
     const [alice, bob, slow] = [new TestEditor(tandem.url), new TestEditor(tandem.url), new TestEditor(tandem.url)]
     for (const e of [alice, bob, slow]) await e.join(id)
-    const tcp = /** @type {import('node:net').Socket} */ (/** @type {any} */ (slow.socket.io.engine.transport).ws._socket)
-    tcp.pause()
+    stopReading(slow)
 
     const paused = performance.now()
     const text = 'x'.repeat(256 * 1024)
