@@ -284,6 +284,55 @@ describe('SocketIOProvider and the server limits', () => {
     await data.remove()
   })
 
+  it('backs off rejoining while its own update keeps making the server reload, and stores it once the server can write', async (t) => {
+    const tandem = await startServer()
+    t.after(() => tandem.close())
+    const { id } = await createSession(tandem.url, { content: 'x' })
+    const alice = openDoc(tandem.url, id, { retryDelayMs: 100, maxRetryDelayMs: 1000 })
+    t.after(() => alice.destroy())
+    const { joins } = recordSent(alice.provider.socket)
+    await eventually(() => alice.provider.synced)
+    // Storage refuses every write: each of alice's updates is applied, refused, and the document reloaded.
+    const { store } = tandem.server.registry
+    const append = store.append.bind(store)
+    let failing = true
+    store.append = async (/** @type {string} */ docId, /** @type {Uint8Array[]} */ updates) => {
+      if (failing) throw new Error('no space left on device')
+      return append(docId, updates)
+    }
+    alice.append('!')
+    await eventually(() => alice.events.closed.length > 0)
+    await new Promise(resolve => setTimeout(resolve, 3000))
+    // Backing off from 100 ms, doubling up to 1 s: a handful in 3 s, where rejoining at once made hundreds.
+    t.diagnostic(`${joins()} joins, ${alice.events.closed.length} reloads in 3 s`)
+    assert.ok(joins() <= 10, `${joins()} joins in 3 s`)
+    failing = false
+    await eventually(() => alice.settled(), { timeoutMs: 5000 })
+    assert.equal(await contentOf(tandem.url, id), 'x!')
+  })
+
+  it('holds later edits while an update waits out RATE_LIMITED, and rejoins for none of them', async (t) => {
+    const tandem = await startServer({ updatesPerSecond: 5 })
+    t.after(() => tandem.close())
+    const { id } = await createSession(tandem.url)
+    const alice = openDoc(tandem.url, id)
+    t.after(() => alice.destroy())
+    const { joins } = recordSent(alice.provider.socket)
+    await eventually(() => alice.provider.synced)
+    let typed = ''
+    // 20 keystrokes a second for 3 s, four times what the server takes.
+    for (let i = 0; i < 60; i++) {
+      const char = String.fromCharCode(97 + i % 26)
+      alice.append(char)
+      typed += char
+      await new Promise(resolve => setTimeout(resolve, 50))
+    }
+    await eventually(() => alice.settled(), { timeoutMs: 10000 })
+    assert.ok(alice.events.refused.some(({ code }) => code === 'RATE_LIMITED'))
+    assert.equal(joins(), 1, 'no rejoin')
+    assert.equal(await contentOf(tandem.url, id), typed)
+  })
+
   it('keeps an update that would take the document past MAX_DOC_BYTES, without rejoining in a loop', async () => {
     const tandem = await startServer({ maxDocBytes: 1024 })
     const { id } = await createSession(tandem.url)

@@ -46,10 +46,11 @@ const JOINED = 2
  * `disconnect()`, `destroy()`, `awareness`; plus Hocuspocus's `unsyncedChanges`, a `refused` event
  * for what the server turned down, and `closed` when the session is deleted.
  *
- * An update refused as TOO_LARGE (over the server's update or document size limit) is kept and
- * retried with backoff, since the limit may be raised or the document compacted. Until the server
- * takes it, later edits, which build on it, are held back too: `blockedBy` holds the refusal, and
- * the `blocked` event fires with it, then with `null` once the update is stored.
+ * An update refused for a reason that may pass (TOO_LARGE: over the server's update or document
+ * size limit, which may be raised or the document compacted; RATE_LIMITED; UNAVAILABLE; INTERNAL) is
+ * kept and retried with backoff. Until the server takes it, later edits, which build on it, are held
+ * back too: `blockedBy` holds the refusal, and the `blocked` event fires with it, then with `null`
+ * once the update is stored.
  *
  * Give `token` as a function to outlive short-lived join tokens: it is asked for a fresh one on
  * every (re)connect and join, and again after an UNAUTHORIZED refusal. A viewer (the join's `role`)
@@ -165,8 +166,8 @@ export class SocketIOProvider extends ObservableV2 {
   }
 
   /**
-   * The TOO_LARGE refusal that holds this provider's edits back, or null. Tell the user: nothing
-   * typed since is stored until the server accepts the refused update.
+   * The refusal that holds this provider's edits back, or null. Tell the user: nothing typed since
+   * is stored until the server accepts the refused update.
    * @returns {Refusal | null}
    */
   get blockedBy () {
@@ -263,8 +264,10 @@ export class SocketIOProvider extends ObservableV2 {
       return
     }
     this.#membership = JOINED
-    // While blocked the backoff keeps growing across rejoins, so that they cannot loop quickly.
-    if (!this.#blockedBy) this.#retryAttempt = 0
+    // While blocked, or holding updates (the next ACK ends the backoff), it keeps growing across
+    // rejoins, so that they cannot loop quickly: a reload caused by this editor's own update (a write
+    // refused, an update failing to apply) comes back on every resend.
+    if (!this.#blockedBy && this.#pending.size === 0) this.#retryAttempt = 0
     this.role = reply.role
     const { maxUpdateBytes } = reply
     this.#maxUpdateBytes = Number.isSafeInteger(maxUpdateBytes) && maxUpdateBytes > 0 ? maxUpdateBytes : Infinity
@@ -330,7 +333,9 @@ export class SocketIOProvider extends ObservableV2 {
     } else {
       const refusal = this.#refused(EVENTS.UPDATE, reply.error)
       if (refusal.retry) {
-        if (code === 'TOO_LARGE') this.#setBlocked(refusal)
+        // Later edits build on the refused update: sent meanwhile, they would come back OUT_OF_SYNC
+        // and start a rejoin at once, whatever wait the server asked for. They are held instead.
+        this.#setBlocked(refusal)
         this.#retryLater(() => this.#resend(), reply.error)
       } else if (this.#pending.delete(update)) {
         // A final refusal (INVALID_UPDATE, FORBIDDEN, …): sending it again cannot succeed.
@@ -516,8 +521,15 @@ export class SocketIOProvider extends ObservableV2 {
     this.emit('closed', [{ reason }])
     // A token function gives a fresh token for the next join, so an expired one ends nothing.
     const renewable = reason === CLOSE_REASONS.EXPIRED && typeof this.options.token === 'function'
-    if (reason === CLOSE_REASONS.RELOAD || renewable) this.#join()
-    else this.disconnect()
+    if (reason === CLOSE_REASONS.RELOAD && this.#pending.size > 0) {
+      // This editor's unacknowledged updates may be what made the server reload: back off.
+      this.#setStatus(STATUS.CONNECTING)
+      this.#retryLater(() => this.#join())
+    } else if (reason === CLOSE_REASONS.RELOAD || renewable) {
+      this.#join()
+    } else {
+      this.disconnect()
+    }
   }
 
   /** @param {Uint8Array} update @param {unknown} origin */
