@@ -333,6 +333,27 @@ describe('SocketIOProvider and the server limits', () => {
     assert.equal(await contentOf(tandem.url, id), typed)
   })
 
+  it('stays blocked by an update refused for good, reporting what is not saved, without rejoining', async (t) => {
+    const tandem = await startServer()
+    t.after(() => tandem.close())
+    const { id } = await createSession(tandem.url, { content: 'before ' })
+    const [alice, bob] = [openDoc(tandem.url, id), openDoc(tandem.url, id)]
+    t.after(() => { alice.destroy(); bob.destroy() })
+    const { joins } = recordSent(alice.provider.socket)
+    await eventually(() => alice.provider.synced && bob.provider.synced)
+    // A root type the server does not allow (ROOT_TYPES): INVALID_UPDATE, whatever comes with it.
+    alice.ydoc.getMap('meta').set('title', 'x')
+    await eventually(() => alice.provider.blockedBy !== null)
+    assert.equal(alice.provider.blockedBy?.code, 'INVALID_UPDATE')
+    assert.equal(alice.provider.blockedBy?.retry, false)
+    alice.append('one two')
+    bob.ytext.insert(0, '>')
+    await eventually(() => alice.text() === '>before one two', { what: 'bob\'s edit reaches alice' })
+    assert.equal(alice.provider.unsyncedChanges, 2, 'the refused update and the edit held behind it')
+    assert.equal(joins(), 1, 'no rejoin')
+    assert.equal(await contentOf(tandem.url, id), '>before ')
+  })
+
   it('keeps an update that would take the document past MAX_DOC_BYTES, without rejoining in a loop', async () => {
     const tandem = await startServer({ maxDocBytes: 1024 })
     const { id } = await createSession(tandem.url)

@@ -50,7 +50,8 @@ const JOINED = 2
  * size limit, which may be raised or the document compacted; RATE_LIMITED; UNAVAILABLE; INTERNAL) is
  * kept and retried with backoff. Until the server takes it, later edits, which build on it, are held
  * back too: `blockedBy` holds the refusal, and the `blocked` event fires with it, then with `null`
- * once the update is stored.
+ * once the update is stored. An update refused for good (INVALID_UPDATE, FORBIDDEN, …) blocks the
+ * provider the same way, for as long as it lives: edits built on it can never be stored.
  *
  * Give `token` as a function to outlive short-lived join tokens: it is asked for a fresh one on
  * every (re)connect and join, and again after an UNAUTHORIZED refusal. A viewer (the join's `role`)
@@ -337,10 +338,12 @@ export class SocketIOProvider extends ObservableV2 {
         // and start a rejoin at once, whatever wait the server asked for. They are held instead.
         this.#setBlocked(refusal)
         this.#retryLater(() => this.#resend(), reply.error)
-      } else if (this.#pending.delete(update)) {
-        // A final refusal (INVALID_UPDATE, FORBIDDEN, …): sending it again cannot succeed.
-        this.#countChanged()
-        if (probe) this.#unblock()
+      } else {
+        // A final refusal (INVALID_UPDATE, FORBIDDEN, …): sending it again cannot succeed, and every
+        // later edit builds on what it holds (a rejoin would send it again, merged with them). The
+        // provider stays blocked by it, the update kept and counted, rather than report edits as
+        // saved that never will be; the app tells the user and opens the document afresh.
+        this.#setBlocked(refusal)
       }
     }
   }
