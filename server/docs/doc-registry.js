@@ -154,7 +154,7 @@ export class DocRegistry {
    */
   async discard (id) {
     this.#deleted.set(id, Date.now())
-    // Oldest first (a Map keeps the order of insertion): the set stays as small as the last hour's deletions.
+    // Oldest first (a Map keeps the order of insertion): it holds no more than the last hour's deletions.
     for (const [deletedId, at] of this.#deleted) {
       if (Date.now() - at < DELETED_KEPT_MS) break
       this.#deleted.delete(deletedId)

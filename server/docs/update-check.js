@@ -56,13 +56,13 @@ export function checkUpdate (update, ydoc, { maxDocStructs, maxTypeDepth, rootTy
     for (const { clock, len } of deletions) if (clock + len > have) throw outOfSync()
     ranges += deletions.length
   }
+  // An update that could never be integrated is INVALID_UPDATE whatever its size.
+  checkReferences(structs, ydoc, { rootTypes: rootSetOf(rootTypes), maxTypeDepth })
   // The most the document can grow by: each new struct, and the items it cuts in two where its
   // origin and right origin fall inside them; each deleted range cuts at most the two items at its
   // ends. Deletions alone grow it too: a range every other character turns one item of a long run
   // into as many as it has characters.
   const growth = 3 * added + 2 * ranges
-  // An update that could never be integrated is INVALID_UPDATE whatever its size.
-  checkReferences(structs, ydoc, { rootTypes: rootSetOf(rootTypes), maxTypeDepth })
   if (growth > 0 && structCount(ydoc) + growth > maxDocStructs) {
     throw new AppError('TOO_LARGE', `the document would hold more than ${maxDocStructs} structs`)
   }

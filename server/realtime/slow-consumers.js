@@ -4,8 +4,9 @@ const CHECK_INTERVAL_MS = 500
 /**
  * Drops connections that stop reading. Socket.IO queues what it cannot write yet (the engine's
  * write buffer, and the WebSocket's own), and a client that never reads would grow that queue by
- * every broadcast of its rooms. Twice a second each connection's queue is measured; past `maxBufferedBytes` the connection
- * is closed and its queue released. Other editors never wait for it: broadcasts only enqueue.
+ * every broadcast of its rooms. Twice a second each connection's queue is measured; past
+ * `maxBufferedBytes` the connection is closed and its queue released. Other editors never wait for
+ * it: broadcasts only enqueue.
  * @param {import('socket.io').Server} io
  * @param {object} deps
  * @param {number} deps.maxBufferedBytes
