@@ -102,7 +102,6 @@ export async function createServer (config, deps = {}) {
   app.use(requestLog(logger))
   app.use(sameOriginOnly(corsOrigin))
   app.use(cors({ origin: corsHeaderOf(corsOrigin) }))
-  app.use(express.json({ limit: config.maxBodyBytes }))
   app.use('/api', healthRoutes({ storage: backend.storage, broadcast: backend.broadcast, auth: access.enabled, isReady, storageError: () => storageHealth.error }))
   app.use('/api/sessions', rateLimited(limits.rest, audit), sessionsRoutes({
     sessions, registry, access, cluster, guards: apiGuards({ apiKey: config.apiKey, access, audit }), audit, config

@@ -322,6 +322,35 @@ describe('small inputs must not cost large resources', () => {
     }
   })
 
+  it('reads a request body only on the routes that take one, after the API key', async (t) => {
+    const keyed = await startServer({ apiKey: 'k'.repeat(32) })
+    t.after(() => keyed.close())
+    // What a stranger could send anywhere: 2 KB on the wire, 2 MiB of nested arrays once inflated
+    // (a third of a second to parse), and a body that is not JSON at all, which shows whether it was read.
+    const bodies = [gzipSync('['.repeat(1024 * 1024) + ']'.repeat(1024 * 1024)), gzipSync('{ not json')]
+    for (const body of bodies) {
+      const post = (/** @type {string} */ path) => fetch(`${keyed.url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+        body
+      })
+      // Refused for what they are, the body unread: no route, no key.
+      assert.equal((await post('/api/health')).status, 404)
+      assert.equal((await post('/nowhere')).status, 404)
+      const unkeyed = await post('/api/sessions')
+      assert.equal(unkeyed.status, 401)
+      assert.equal((await unkeyed.json()).error.code, 'UNAUTHORIZED')
+    }
+  })
+
+  it('answers a path whose percent-escapes do not decode with 400 BAD_REQUEST', async () => {
+    for (const path of ['/s/%ZZ', '/assets/%ZZ', '/api/sessions/%E0%A4%A', '/api/sessions/%ZZ/content', '/api/sessions/abc/tokens/%ZZ']) {
+      const res = await fetch(`${tandem.url}${path}`)
+      assert.equal(res.status, 400, path)
+      assert.equal((await res.json()).error.code, 'BAD_REQUEST', path)
+    }
+  })
+
   it('refuses payload fields that are maps with a __proto__ key with BAD_REQUEST', async () => {
     const editing = await room()
     const { doc, alice } = editing

@@ -31,6 +31,8 @@ function fromBodyParser (err) {
   // A body that fails to decompress reaches here as zlib's own error, which body-parser marks 400
   // but gives no `type`.
   if (err?.status === 400 && err.expose === true) return new AppError('BAD_REQUEST', 'request body could not be read')
+  // A path whose percent-escapes do not decode (`/api/sessions/%ZZ`): the router's URIError.
+  if (err instanceof URIError) return new AppError('BAD_REQUEST', 'the request path does not decode')
   return undefined
 }
 
