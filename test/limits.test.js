@@ -23,6 +23,19 @@ describe('per-IP limits', () => {
     await tandem.close()
   })
 
+  it('counts an IPv6 client by its /64, and an IPv4-mapped address as the IPv4 one', async () => {
+    const tandem = await startServer({ restPerMinute: 3, trustProxy: 1 })
+    const from = (/** @type {string} */ address) => api(tandem.url, '/api/sessions', { headers: { 'x-forwarded-for': address } })
+    const statuses = []
+    // Six addresses of one /64: one budget of three.
+    for (let i = 1; i <= 6; i++) statuses.push((await from(`2001:db8:1:2::${i.toString(16)}`)).status)
+    assert.deepEqual(statuses, [200, 200, 200, 429, 429, 429])
+    assert.equal((await from('2001:db8:1:3::1')).status, 200, 'the next /64 has its own')
+    for (let i = 0; i < 3; i++) assert.equal((await from('203.0.113.7')).status, 200)
+    assert.equal((await from('::ffff:203.0.113.7')).status, 429, 'the same IPv4 client')
+    await tandem.close()
+  })
+
   it('caps open connections per address, and frees the seat on disconnect', async () => {
     const tandem = await startServer({ maxConnectionsPerIp: 2 })
     const [a, b] = [new TestEditor(tandem.url), new TestEditor(tandem.url)]
