@@ -4,13 +4,14 @@ import express from 'express'
 import helmet from 'helmet'
 import { createAudit } from './audit.js'
 import { Access } from './auth/access.js'
+import { SAME_ORIGIN } from './config.js'
 import { apiGuards } from './auth/api-key.js'
 import { DocRegistry } from './docs/doc-registry.js'
 import { errorHandler, notFound } from './http/error-handler.js'
 import { clientIpOf } from './http/client-ip.js'
 import { healthRoutes } from './http/health-routes.js'
 import { metricsRoutes } from './http/metrics-routes.js'
-import { allowedOrigins, corsHeaderOf, sameOriginOnly } from './http/origins.js'
+import { allowedOrigins, corsHeaderOf, isLoopback, localHostOnly, sameOriginOnly } from './http/origins.js'
 import { rateLimited } from './http/rate-limited.js'
 import { requestLog } from './http/request-log.js'
 import { sessionsRoutes } from './http/sessions-routes.js'
@@ -51,10 +52,12 @@ export async function createServer (config, deps = {}) {
   const storageHealth = new StorageHealth(logger, metrics.storageErrors)
   const backend = await openBackend(config, logger, storageHealth)
   const corsOrigin = allowedOrigins(config.corsOrigin)
+  // The development default (auth off, loopback, same-origin) answers only to this machine's names.
+  const localOnly = !config.authSecret && isLoopback(config.host) && corsOrigin === SAME_ORIGIN
 
   const app = express()
   const httpServer = http.createServer(app)
-  const io = createIo(httpServer, { config, corsOrigin, adapter: backend.adapter, logger })
+  const io = createIo(httpServer, { config, corsOrigin, localOnly, adapter: backend.adapter, logger })
   // Upgraded (WebSocket) connections leave the HTTP server's books: close() ends them by hand.
   /** @type {Set<import('node:stream').Duplex>} */
   const upgraded = new Set()
@@ -100,6 +103,7 @@ export async function createServer (config, deps = {}) {
   app.set('trust proxy', config.trustProxy)
   app.use(helmet())
   app.use(requestLog(logger))
+  app.use(localHostOnly(localOnly))
   app.use(sameOriginOnly(corsOrigin))
   app.use(cors({ origin: corsHeaderOf(corsOrigin) }))
   app.use('/api', healthRoutes({ storage: backend.storage, broadcast: backend.broadcast, auth: access.enabled, isReady, storageError: () => storageHealth.error }))

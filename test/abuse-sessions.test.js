@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import http from 'node:http'
 import { Writable } from 'node:stream'
 import { after, before, describe, it } from 'node:test'
 import * as decoding from 'lib0/decoding'
@@ -283,8 +284,42 @@ describe('abusive clients of a server with auth off', { timeout: 60000 }, () => 
     const ownPage = new TestEditor(url, { extraHeaders: { origin: url } })
     defer(() => ownPage.close())
     assert.equal((await ownPage.join(own.body.id)).ok, true)
+
+    // DNS rebinding: another site's name resolved to 127.0.0.1, so its page's requests are
+    // same-origin to the browser. Only this machine's names are answered.
+    const { port } = new URL(url)
+    const rebound = `evil.example:${port}`
+    for (const [method, path] of [['GET', '/api/sessions'], ['GET', `/api/sessions/${own.body.id}/content`], ['POST', '/api/sessions']]) {
+      const answer = await rawRequest(url, method, path, { host: rebound, origin: `http://${rebound}`, 'content-type': 'application/json' }, method === 'POST' ? '{"name":"z"}' : undefined)
+      assert.equal(answer.status, 403, `${method} ${path}`)
+      assert.match(answer.body, /"code":"FORBIDDEN"/)
+    }
+    const handshake = await rawRequest(url, 'GET', '/socket.io/?EIO=4&transport=polling', { host: rebound })
+    assert.equal(handshake.status, 403, 'the Socket.IO handshake too')
+    for (const host of [`localhost:${port}`, `127.0.0.1:${port}`]) {
+      assert.equal((await rawRequest(url, 'GET', '/api/sessions', { host })).status, 200, host)
+    }
   })
 })
+
+/**
+ * One HTTP request with headers fetch would not send as given (`Host`).
+ * @param {string} url @param {string} method @param {string} path
+ * @param {Record<string, string>} headers @param {string} [body]
+ * @returns {Promise<{ status: number | undefined, body: string }>}
+ */
+function rawRequest (url, method, path, headers, body) {
+  return new Promise((resolve, reject) => {
+    const req = http.request(new URL(path, url), { method, headers }, (res) => {
+      let text = ''
+      res.setEncoding('utf8')
+      res.on('data', chunk => { text += chunk })
+      res.on('end', () => resolve({ status: res.statusCode, body: text }))
+    })
+    req.on('error', reject)
+    req.end(body)
+  })
+}
 
 describe('the shipped page', () => {
   it('draws a remote user whose colour is not hex in a neutral colour, and strips control characters from its name', (t) => {

@@ -57,3 +57,36 @@ function hostOf (origin) {
     return null
   }
 }
+
+/**
+ * Whether a request may name this `Host`. A server on a loopback address with auth off answers only
+ * to this machine's names: a page on another site can point its own name at 127.0.0.1 (DNS
+ * rebinding), and its requests are then same-origin in the browser's eyes. Non-browser clients
+ * and this server's own pages name localhost or the address itself.
+ * @param {boolean} localOnly
+ * @param {string | undefined} host the request's `Host` header
+ */
+export function hostAllowed (localOnly, host) {
+  if (!localOnly || host === undefined) return true
+  const name = host.replace(/:\d+$/, '').toLowerCase()
+  return LOCAL_NAMES.has(name) || name.endsWith('.localhost')
+}
+
+const LOCAL_NAMES = new Set(['localhost', '127.0.0.1', '[::1]'])
+
+/** @param {string} host a listening address */
+export function isLoopback (host) {
+  return host === 'localhost' || host === '::1' || host.startsWith('127.')
+}
+
+/**
+ * Express guard for `hostAllowed`: refuses with FORBIDDEN a request for another name.
+ * @param {boolean} localOnly
+ * @returns {import('express').RequestHandler}
+ */
+export function localHostOnly (localOnly) {
+  return (req, res, next) => {
+    if (hostAllowed(localOnly, req.get('host'))) return next()
+    next(new AppError('FORBIDDEN', 'this server answers only to localhost: it listens on a loopback address with auth off (set AUTH_SECRET, HOST or CORS_ORIGIN to serve other names)'))
+  }
+}

@@ -1,5 +1,5 @@
 import { Server } from 'socket.io'
-import { corsHeaderOf, originAllowed } from '../http/origins.js'
+import { corsHeaderOf, hostAllowed, originAllowed } from '../http/origins.js'
 import { PARSER } from '../../isomorphic/parser.js'
 import { registerDocHandlers } from './doc-handlers.js'
 import { logRefusedConnections, watchedParser } from './refused-connections.js'
@@ -19,10 +19,11 @@ export const maxFrameBytes = maxUpdateBytes => Math.ceil(maxUpdateBytes * 4 / 3)
  * @param {object} options
  * @param {import('../config.js').Config} options.config
  * @param {import('../http/origins.js').AllowedOrigins} options.corsOrigin
+ * @param {boolean} [options.localOnly] answer only handshakes that name this machine (`hostAllowed`)
  * @param {any} [options.adapter] absent = the in-memory adapter of a single process
  * @param {import('pino').Logger} [options.logger] where refused connections are reported
  */
-export function createIo (httpServer, { config, corsOrigin, adapter, logger }) {
+export function createIo (httpServer, { config, corsOrigin, localOnly = false, adapter, logger }) {
   const watched = watchedParser(PARSER)
   /** @type {Server<import('../../isomorphic/events.js').ClientToServerEvents, import('../../isomorphic/events.js').ServerToClientEvents>} */
   const io = new Server(httpServer, {
@@ -36,7 +37,7 @@ export function createIo (httpServer, { config, corsOrigin, adapter, logger }) {
     // CORS headers only guard long-polling; a browser opens a WebSocket from any page. So the Origin
     // a browser sends is checked against the same allow-list (clients without one are not browsers).
     allowRequest: (req, callback) => {
-      callback(null, originAllowed(corsOrigin, req.headers.origin, req.headers.host))
+      callback(null, hostAllowed(localOnly, req.headers.host) && originAllowed(corsOrigin, req.headers.origin, req.headers.host))
     },
     adapter
   })
