@@ -79,8 +79,8 @@ export function watchPendingConnections (io, { config, clientIpOf, audit }) {
   /** @type {WeakMap<object, string>} the IP of each connection still waiting */
   const ipOf = new WeakMap()
 
-  /** @param {object} conn */
-  const connected = (conn) => {
+  /** A connection stops waiting: its CONNECT came, or it closed. @param {object} conn */
+  const stopWaiting = (conn) => {
     const ip = ipOf.get(conn)
     if (ip === undefined) return
     ipOf.delete(conn)
@@ -99,9 +99,9 @@ export function watchPendingConnections (io, { config, clientIpOf, audit }) {
     }
     waiting.set(ip, (waiting.get(ip) ?? 0) + 1)
     ipOf.set(conn, ip)
-    conn.once('close', () => connected(conn))
+    conn.once('close', () => stopWaiting(conn))
   })
-  return { connected }
+  return { connected: stopWaiting }
 }
 
 /** @typedef {ReturnType<typeof watchPendingConnections>} PendingConnections */
