@@ -11,7 +11,7 @@ const RETRY_MS = 200
 
 /**
  * Checks every room; retries briefly, since a relayed update may still be on its way.
- * @param {import('./api.js').TandemApi} api
+ * @param {Pick<import('./api.js').TandemApi, 'content'>} api
  * @param {import('./pool.js').WorkerPool} pool
  * @param {{ id: string }[]} sessions
  * @param {import('./plan.js').RoomPlan} plan

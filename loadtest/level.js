@@ -69,6 +69,7 @@ export async function runLevel (context, editors) {
     worker,
     protocolModule: target.protocolModule,
     urls: target.urls,
+    placement: target.placement ?? 'editors',
     token: options.token,
     rate: options.rate,
     awarenessRate: options.awarenessRate,

@@ -1,6 +1,12 @@
-// Which server process each editor connects to when the load test is given several: editor `slot`
-// of a room goes to process `slot mod N`, the way a non-sticky balancer spreads one room's editors
-// over every process, so each room's updates have to cross between processes through Redis.
+// Which server process each editor connects to when the load test is given several. By default
+// (placement `editors`) editor `slot` of a room goes to process `slot mod N`, the way a non-sticky
+// balancer spreads one room's editors over every process, so each room's updates have to cross
+// between processes through Redis. With placement `rooms`, every editor of room `r` goes to process
+// `r mod N`, as a balancer that sends each document to one process would: nothing crosses, which
+// measures what the processes cost apart from what they send each other.
+
+/** @typedef {'editors' | 'rooms'} Placement */
+export const PLACEMENTS = Object.freeze(/** @type {Placement[]} */ (['editors', 'rooms']))
 
 /**
  * The process (index into the URL list) of the editor in region `slot` of its room.
@@ -8,6 +14,15 @@
  * @param {number} processes
  */
 export const processOf = (slot, processes) => slot % processes
+
+/**
+ * The process of an editor under a placement.
+ * @param {{ room: number, slot: number }} editor
+ * @param {number} processes
+ * @param {Placement} placement
+ */
+export const processOfEditor = ({ room, slot }, processes, placement) =>
+  placement === 'rooms' ? room % processes : processOf(slot, processes)
 
 /**
  * How the editors of a room of `roomSize` are spread: per process, the slots it holds.

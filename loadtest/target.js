@@ -8,6 +8,7 @@ import { scrape } from './server-stats.js'
 // each document's text.
 
 const REST_CONCURRENCY = 8
+const TANDEM_PROTOCOL = new URL('./protocols/tandem.js', import.meta.url).href
 
 /** @typedef {import('./worker.js').Room} Room */
 /** @typedef {{ name: string, text: string, size: number }} RoomSpec a room's label, starting text and editors */
@@ -15,8 +16,9 @@ const REST_CONCURRENCY = 8
 /**
  * @typedef {object} Target
  * @property {string} protocolModule URL of the module whose `protocol` its editors speak (protocols/index.js)
- * @property {string[]} urls what the protocol connects to: one server process, or several sharing the
- *   documents (editors are spread over them by slot, spread.js)
+ * @property {string[]} urls what the protocol connects to: one server process, or several (spread.js)
+ * @property {import('./spread.js').Placement} [placement] how editors are placed on several processes
+ *   (default `editors`: each room spread over them)
  * @property {(rooms: RoomSpec[], seedClient: number) => Promise<Room[]>} openRooms creates a level's rooms
  * @property {(rooms: Room[]) => Promise<void>} closeRooms
  * @property {() => Promise<import('./server-stats.js').Scrape | null>} scrape the server's /metrics, or null
@@ -25,14 +27,16 @@ const REST_CONCURRENCY = 8
 
 /**
  * @param {import('./api.js').TandemApi} api
- * @param {{ mintTokens: boolean, urls?: string[] }} options `mintTokens`: mint a join token per room (a
- *   server with auth on, the API key at hand); `urls`: the processes editors connect to (default the API's)
+ * @param {{ mintTokens: boolean, urls?: string[], placement?: import('./spread.js').Placement }} options
+ *   `mintTokens`: mint a join token per room (a server with auth on, the API key at hand); `urls`: the
+ *   processes editors connect to (default the API's); `placement`: how they are placed on them
  * @returns {Target}
  */
-export function tandemTarget (api, { mintTokens, urls = [api.url] }) {
+export function tandemTarget (api, { mintTokens, urls = [api.url], placement = 'editors' }) {
   return {
-    protocolModule: new URL('./protocols/tandem.js', import.meta.url).href,
+    protocolModule: TANDEM_PROTOCOL,
     urls,
+    placement,
     async openRooms (rooms) {
       const sessions = await mapLimit(rooms, REST_CONCURRENCY, ({ name, text, size }) => api.createSession({ name, content: text, maxEditors: size }))
       return mapLimit(sessions, REST_CONCURRENCY, async (session, room) => ({
@@ -46,5 +50,42 @@ export function tandemTarget (api, { mintTokens, urls = [api.url] }) {
     },
     scrape: () => scrape(api),
     checkConvergence: (pool, rooms, plan) => checkConvergence(api, pool, rooms, plan)
+  }
+}
+
+/**
+ * Several Tandem servers that share nothing (each its own embedded storage): room `r` is created on
+ * server `r mod N` and its editors connect there (placement `rooms`). The server's figures add up
+ * every server's /metrics. What W processes cost on a machine, apart from anything they share.
+ * @param {import('./api.js').TandemApi[]} apis
+ * @returns {Target}
+ */
+export function separateTarget (apis) {
+  /** @type {Map<string, import('./api.js').TandemApi>} the server of each room's session */
+  const serverOf = new Map()
+  const apiOf = (/** @type {string} */ id) => /** @type {import('./api.js').TandemApi} */ (serverOf.get(id))
+  return {
+    protocolModule: TANDEM_PROTOCOL,
+    urls: apis.map(api => api.url),
+    placement: 'rooms',
+    async openRooms (rooms) {
+      return mapLimit(rooms, REST_CONCURRENCY, async ({ name, text, size }, room) => {
+        const api = apis[room % apis.length]
+        const session = await api.createSession({ name, content: text, maxEditors: size })
+        serverOf.set(session.id, api)
+        return { id: session.id, seed: null, token: null }
+      })
+    },
+    async closeRooms (rooms) {
+      await mapLimit(rooms, REST_CONCURRENCY, room => apiOf(room.id).deleteSession(room.id).catch(() => {}))
+    },
+    async scrape () {
+      const scrapes = await Promise.all(apis.map(api => scrape(api)))
+      if (scrapes.some(one => one === null)) return null
+      const every = /** @type {import('./server-stats.js').Scrape[]} */ (scrapes)
+      return { at: Math.max(...every.map(one => one.at)), samples: every.flatMap(one => one.samples) }
+    },
+    checkConvergence: (pool, rooms, plan) =>
+      checkConvergence({ content: id => apiOf(id).content(id) }, pool, rooms, plan)
   }
 }

@@ -6,7 +6,7 @@ import { EditorStats } from './editor-stats.js'
 import { SyntheticEdits } from './edits/synthetic.js'
 import { TraceEdits, loadTrace } from './edits/trace.js'
 import { SendLog } from './send-log.js'
-import { processOf } from './spread.js'
+import { processOfEditor } from './spread.js'
 
 // A load-generator thread: runs its share of a level's editors and answers the main thread's
 // requests (pool.js). Every request carries an `id` that its reply echoes.
@@ -17,7 +17,8 @@ const PROGRESS_INTERVAL_MS = 1000
  * @typedef {object} WorkerSetup
  * @property {number} worker this thread's number
  * @property {string} protocolModule URL of the module whose `protocol` the editors speak (protocols/index.js)
- * @property {string[]} urls the server's processes: an editor connects to the one of its slot (spread.js)
+ * @property {string[]} urls the server's processes: an editor connects to the one its placement gives (spread.js)
+ * @property {import('./spread.js').Placement} placement
  * @property {string | null} token
  * @property {number} rate
  * @property {number} awarenessRate
@@ -58,7 +59,7 @@ const handlers = {
       seed: rooms[room].seed,
       slot,
       slots,
-      url: setup.urls[processOf(slot, setup.urls.length)],
+      url: setup.urls[processOfEditor({ room, slot }, setup.urls.length, setup.placement)],
       token: rooms[room].token ?? setup.token,
       clientBase: setup.clientBase,
       editorCount: setup.editorCount,

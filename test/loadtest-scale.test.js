@@ -89,6 +89,34 @@ describe('npm run bench -- scale --runs 2: every configuration measured twice, i
   })
 })
 
+describe('npm run bench -- scale --separate --placement rooms: each room on one process, with Redis and with nothing shared', { skip: missing('redis-server') }, () => {
+  /** @type {any} */
+  let bench
+
+  before(async () => {
+    const { stdout } = await run(process.execPath, [BENCH, 'scale', '--workers', '2', '--separate', '--placement', 'rooms', '--editors', '20', '--rate', '10',
+      '--duration', '1s', '--warmup', '1s', '--quiet-wait', '0', '--json'], { timeout: 120000 })
+    bench = JSON.parse(stdout)
+  })
+
+  it('runs two embedded processes that share nothing, each room\'s editors on the process that holds its session', () => {
+    assert.deepEqual(bench.results.map((/** @type {any} */ r) => r.label),
+      ['embedded (LevelDB), 1 process', 'embedded, 2 separate processes, each room on one', 'Redis, 2 processes, each room on one'])
+    for (const result of bench.results) {
+      assert.equal(result.error, null, result.label)
+      assert.equal(result.lost + result.timedOut, 0, result.label)
+      assert.equal(result.converged, true, result.label)
+    }
+    // A separate process knows only the sessions created on it: an editor sent to the other could
+    // not join, and the run would fail. Both processes carry load, and their deliveries add up.
+    const separate = bench.results[1]
+    assert.deepEqual(separate.perProcess.map((/** @type {any} */ p) => p.name), ['server 0', 'server 1'])
+    for (const { cpuPercent } of separate.perProcess) assert.ok(cpuPercent > 0)
+    assert.ok(Math.abs(separate.deliveriesPerSecond - bench.results[0].deliveriesPerSecond) / bench.results[0].deliveriesPerSecond < 0.2,
+      'both servers\' deliveries are counted')
+  })
+})
+
 describe('npm run bench -- scale: options', () => {
   it('defaults to 300 editors in rooms of 5 at 5 edits/s of 8 characters, against 1, 2 and 4 processes, 15 s after 5 s, one run', () => {
     const options = parseScaleOptions([])
@@ -100,6 +128,8 @@ describe('npm run bench -- scale: options', () => {
     assert.equal(options.durationMs, 15000)
     assert.equal(options.warmupMs, 5000)
     assert.equal(options.runs, 1)
+    assert.equal(options.placement, 'editors')
+    assert.equal(options.separate, false)
     assert.ok(Object.isFrozen(options))
   })
 
@@ -107,5 +137,6 @@ describe('npm run bench -- scale: options', () => {
     assert.deepEqual(parseScaleOptions(['--workers', '4,2,4']).workers, [2, 4])
     assert.throws(() => parseScaleOptions(['--workers', '0']), (err) => err instanceof OptionError && /--workers "0"/.test(err.message))
     assert.throws(() => parseScaleOptions(['--runs', '0']), (err) => err instanceof OptionError && /--runs "0"/.test(err.message))
+    assert.throws(() => parseScaleOptions(['--placement', 'docs']), (err) => err instanceof OptionError && /--placement "docs"/.test(err.message))
   })
 })

@@ -1,7 +1,9 @@
 // `npm run bench -- scale [options]` (or `node loadtest/bench/scale.js`): does another server process
 // add capacity? The same workload runs against the embedded single process (LevelDB), then against
 // W processes sharing one Redis for each W of --workers, each room's editors spread over the
-// processes (spread.js). Each configuration is started alone (spawn.js), loaded by the load test's
+// processes (spread.js; or each room on one, `--placement rooms`), and with `--separate` W embedded
+// processes that share nothing, each room on one: what W processes cost on this machine whatever
+// they send each other. Each configuration is started alone (spawn.js), loaded by the load test's
 // own level (worker threads, HDR histograms: level.js) and stopped. The cost compared is the CPU of
 // every server process and Redis (/proc) per 1,000 deliveries the server counted (/metrics).
 import { TandemApi } from '../api.js'
@@ -13,19 +15,26 @@ import { formatMs, formatNumber, formatPercent } from '../report/format.js'
 import { medianOf } from '../runs.js'
 import { table } from '../report/table.js'
 import { spawnServer } from '../spawn.js'
-import { tandemTarget } from '../target.js'
+import { separateTarget, tandemTarget } from '../target.js'
 import { NOTE_WAIT_MS, waitForQuiet } from './quiet.js'
 import { parseScaleOptions, scaleHelpText } from './scale-options.js'
 import { levelOptions } from './workload-options.js'
 
-/** @typedef {{ label: string, mode: 'single' | 'cluster', processes: number }} Configuration */
+/** @typedef {{ label: string, mode: 'single' | 'cluster' | 'separate', processes: number }} Configuration */
 /** @typedef {Awaited<ReturnType<typeof measure>>} ScaleResult */
 
 /** @param {Readonly<import('./scale-options.js').ScaleBenchOptions>} options @returns {Configuration[]} */
 export function configurationsOf (options) {
   return [
     { label: 'embedded (LevelDB), 1 process', mode: 'single', processes: 1 },
-    ...options.workers.map(w => ({ label: `Redis, ${w} process${w === 1 ? '' : 'es'}`, mode: /** @type {const} */ ('cluster'), processes: w }))
+    ...(options.separate
+      ? options.workers.filter(w => w > 1).map(w => ({ label: `embedded, ${w} separate processes, each room on one`, mode: /** @type {const} */ ('separate'), processes: w }))
+      : []),
+    ...options.workers.map(w => ({
+      label: `Redis, ${w} process${w === 1 ? '' : 'es'}${w > 1 && options.placement === 'rooms' ? ', each room on one' : ''}`,
+      mode: /** @type {const} */ ('cluster'),
+      processes: w
+    }))
   ]
 }
 
@@ -114,10 +123,15 @@ async function measure (configuration, options, hooks) {
   const failed = (/** @type {unknown} */ err) => ({ ...configuration, error: /** @type {Error} */ (err).message ?? String(err), ...figuresOf(null) })
   let spawned
   try {
-    spawned = await spawnServer(configuration.mode, { clusterWorkers: configuration.processes, apiKey: null })
+    spawned = configuration.mode === 'separate'
+      ? await spawnSeparate(configuration.processes)
+      : await spawnServer(configuration.mode, { clusterWorkers: configuration.processes, apiKey: null })
+    const target = configuration.mode === 'separate'
+      ? separateTarget(spawned.urls.map(url => new TandemApi(url, null)))
+      : tandemTarget(new TandemApi(spawned.url, null), { mintTokens: false, urls: spawned.urls, placement: options.placement })
     const level = await runLevel({
       options: levelOptions(options, { editors: options.editors, perRoom: options.perRoom, workers: options.threads }),
-      target: tandemTarget(new TandemApi(spawned.url, null), { mintTokens: false, urls: spawned.urls }),
+      target,
       trace: null,
       onProgress: hooks.onProgress,
       serverProcesses: spawned.pids
@@ -128,6 +142,24 @@ async function measure (configuration, options, hooks) {
   } finally {
     await spawned?.stop()
   }
+}
+
+/**
+ * Embedded single processes, each on its own port and data directory.
+ * @param {number} count
+ * @returns {Promise<{ url: string, urls: string[], pids: import('../spawn.js').NamedPid[], stop: () => Promise<void> }>}
+ */
+async function spawnSeparate (count) {
+  /** @type {Awaited<ReturnType<typeof spawnServer>>[]} */
+  const servers = []
+  const stop = async () => { await Promise.all(servers.map(server => server.stop())) }
+  try {
+    for (let i = 0; i < count; i++) servers.push(await spawnServer('single', { clusterWorkers: 1, apiKey: null }))
+  } catch (err) {
+    await stop()
+    throw err
+  }
+  return { url: servers[0].url, urls: servers.map(server => server.url), pids: servers.map((server, i) => ({ name: `server ${i}`, pid: server.pids[0].pid })), stop }
 }
 
 /** What the bench keeps of a level (null figures when it failed). @param {import('../level-result.js').LevelResult | null} level */
