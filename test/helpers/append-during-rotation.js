@@ -1,7 +1,8 @@
-// Run as a child process by test/update-log.test.js: an embedded store with SYNC_WRITES fills its
-// update log past a file's size, then appends one more update while its fdatasync is slow (the
-// real call runs at once, its answer comes 400 ms later), so the move that rotates the log runs
-// meanwhile. Prints `acked` once that append is acknowledged, then waits to be killed.
+// Run as a child process by test/update-log.test.js: an embedded store with SYNC_WRITES appends one
+// update, which sets the next move to LevelDB 100 ms later; then, in one write to its update log,
+// 17 MiB (past a file's size) and one small update, while fdatasync is slow (the real call runs at
+// once, its answer comes 400 ms later), so that move rotates the log meanwhile. Prints `acked` once
+// the small update is acknowledged, then waits to be killed.
 import fs from 'node:fs'
 import { syncBuiltinESMExports } from 'node:module'
 import pino from 'pino'
@@ -13,9 +14,7 @@ const logger = pino({ level: 'silent' })
 const config = loadConfig({ DATA_DIR: /** @type {string} */ (process.env.DATA_DIR), SYNC_WRITES: 'true' })
 const { docStore } = await openBackend(config, logger, new StorageHealth(logger, { inc () {} }))
 
-// Past the 16 MiB of a log file.
-const MiB = new Uint8Array(1024 * 1024)
-for (let i = 0; i < 17; i++) await docStore.append('bulk', [MiB])
+await docStore.append('earlier', [new Uint8Array([9])])
 
 const fdatasync = fs.fdatasync
 const patched = /** @type {Record<string, unknown>} */ (/** @type {unknown} */ (fs))
@@ -23,6 +22,10 @@ patched.fdatasync = (/** @type {number} */ fd, /** @type {fs.NoParamCallback} */
   fdatasync(fd, (err) => setTimeout(() => callback(err), 400))
 }
 syncBuiltinESMExports()
+// Past the 16 MiB of a log file, in the same turn as the update that is acknowledged: one write.
+const MiB = new Uint8Array(1024 * 1024)
+const bulk = Array.from({ length: 17 }, () => docStore.append('bulk', [MiB]))
 await docStore.append('acked', [new Uint8Array([1, 2, 3])])
+await Promise.all(bulk)
 process.stdout.write('acked\n')
 setInterval(() => {}, 1000)
