@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
 import { after, before, describe, it } from 'node:test'
 import { fileURLToPath } from 'node:url'
+import * as Y from 'yjs'
 import { EVENTS } from '../isomorphic/events.js'
 import { startChildServer } from './helpers/child-server.js'
 import { TestEditor } from './helpers/editor.js'
@@ -127,6 +128,59 @@ describe('durability: nothing acknowledged is lost', () => {
     tandem = await startServer({ dataDir: dir })
     assert.equal(await contentOf(tandem.url, session.id), text)
     await tandem.close()
+  })
+
+  it('acknowledges updates while a compaction is still under way, and the compaction keeps them', async (t) => {
+    const tandem = await startServer({ dataDir: `${data.dir}/compact-beside`, compactAfterUpdates: 5, updatesPerSecond: 0 })
+    t.after(() => tandem.close())
+    const store = tandem.server.registry.store
+    const compact = store.compact.bind(store)
+    /** @type {() => void} */
+    let release = () => {}
+    const held = new Promise(resolve => { release = () => resolve(undefined) })
+    let compactions = 0
+    // The first compaction waits before it takes its snapshot until the test lets it go on.
+    store.compact = async (docId, makeSnapshot) => {
+      if (compactions++ === 0) await held
+      return compact(docId, makeSnapshot)
+    }
+    const session = await createSession(tandem.url)
+    const alice = new TestEditor(tandem.url)
+    t.after(() => alice.close())
+    await alice.join(session.id)
+    for (let i = 0; i < 5; i++) assert.deepEqual(await alice.insert(session.id, alice.text(session.id).length, 'a'), { ok: true })
+    assert.equal(compactions, 1, 'the fifth stored update began a compaction')
+    const ack = alice.insert(session.id, 0, 'while compacting;')
+    const first = await Promise.race([ack, new Promise(resolve => setTimeout(() => resolve('still waiting'), 2000))])
+    assert.deepEqual(first, { ok: true }, 'the ACK did not wait for the compaction')
+    release()
+    await tandem.server.registry.get(session.id)?.settled()
+    assert.equal(await contentOf(tandem.url, session.id), alice.text(session.id))
+  })
+
+  it('keeps the entries a compaction does not cover: those moved to LevelDB after it began', async (t) => {
+    const tandem = await startServer({ dataDir: `${data.dir}/compact-covers` })
+    t.after(() => tandem.close())
+    const store = /** @type {import('../server/storage/level-doc-store.js').LevelDocStore} */ (tandem.server.registry.store)
+    const ydoc = new Y.Doc()
+    /** @type {Uint8Array[]} */
+    const updates = []
+    ydoc.on('update', (/** @type {Uint8Array} */ update) => updates.push(update))
+    const text = ydoc.getText('content')
+    text.insert(0, 'before;')
+    await store.append('doc', updates.splice(0))
+    await eventually(async () => (await store.docs.keys({ gt: 'doc!b!', lt: 'doc!b!~' }).all()).length === 1)
+    const snapshot = Y.encodeStateAsUpdate(ydoc)
+    assert.equal(await store.compact('doc', async () => {
+      // An update appended and moved to LevelDB after the compaction began, before its snapshot.
+      text.insert(text.length, 'after;')
+      await store.append('doc', updates.splice(0))
+      await eventually(async () => (await store.docs.keys({ gt: 'doc!b!', lt: 'doc!b!~' }).all()).length === 2)
+      return { snapshot, position: null }
+    }), true)
+    const loaded = new Y.Doc()
+    for (const update of (await store.load('doc')).updates) Y.applyUpdate(loaded, update)
+    assert.equal(loaded.getText('content').toString(), 'before;after;')
   })
 
   it('unloads idle documents and loads them back intact', async () => {

@@ -14,7 +14,10 @@ export const STORE_ORIGIN = Symbol('store')
  *
  * Writes are group-committed: updates that arrive while a write is in flight are stored together in
  * the next one, so a busy document costs one storage round trip per batch rather than per update.
- * Appends and compactions run one at a time, which is the ordering the DocStore contract asks for.
+ * Appends run one at a time. A compaction runs beside them, one at a time: its snapshot holds every
+ * update applied when it is taken, and the store removes only what the snapshot holds, so the writes
+ * behind it do not wait for it (they did, and every 500th update's ACK waited for a snapshot to be
+ * encoded and written).
  *
  * When the store is shared with other processes, the copy follows the stored log: `receive` applies
  * what other processes publish as they store it (redis-doc-feed.js), and `catchUp` reads the log
@@ -55,6 +58,8 @@ export class LiveDoc {
   #ydoc
   /** @type {Uint8Array[]} other processes' writes, sent to the editors here, not yet applied */
   #received = []
+  /** @type {Promise<void> | null} the compaction under way beside the writes */
+  #compacting = null
 
   /**
    * @param {string} id
@@ -136,16 +141,17 @@ export class LiveDoc {
     return this.#reading
   }
 
-  /** Compacts the stored log into one snapshot once every pending write has landed. */
+  /** Compacts the stored log into one snapshot once every pending write and compaction has landed. */
   flush () {
     return this.#exclusive(async () => {
+      await this.#compacting
       if (this.#storedUpdates > 1 && !this.failed) await this.#compact()
     })
   }
 
-  /** Resolves once every write queued so far has been attempted. */
+  /** Resolves once every write queued so far, and the compaction under way, has been attempted. */
   settled () {
-    return this.#exclusive(async () => {})
+    return this.#exclusive(async () => { await this.#compacting })
   }
 
   /**
@@ -243,9 +249,11 @@ export class LiveDoc {
     this.#storedUpdates = stored.logLength ?? this.#storedUpdates + batch.length
     if (stored.span) this.#stored(stored.span)
     for (const entry of batch) entry.resolve()
-    if (this.#storedUpdates >= this.compactAfterUpdates) {
+    if (this.#storedUpdates >= this.compactAfterUpdates && !this.#compacting) {
       // The updates are already durable in the log; a failed compaction only postpones the next one.
-      await this.#compact().catch(err => this.logger.warn({ err }, 'compaction failed'))
+      this.#compacting = this.#compact()
+        .catch(err => this.logger.warn({ err }, 'compaction failed'))
+        .finally(() => { this.#compacting = null })
     }
   }
 
@@ -263,6 +271,7 @@ export class LiveDoc {
   }
 
   async #compact () {
+    const covered = this.#storedUpdates
     const compacted = await this.store.compact(this.id, async () => {
       await this.catchUp()
       // The snapshot may also hold updates past `position` (this process's own, not read back yet);
@@ -271,7 +280,8 @@ export class LiveDoc {
       this.bytes = snapshot.byteLength
       return { snapshot, position: this.position }
     })
-    this.#storedUpdates = 1
+    // Appends stored meanwhile stay in the log.
+    this.#storedUpdates = Math.max(1, this.#storedUpdates - covered + 1)
     if (compacted) this.metrics.compactions.inc()
   }
 

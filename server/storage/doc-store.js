@@ -1,5 +1,6 @@
-// The one interface every document backend implements. Callers serialise `append` and `compact`
-// for the same document within a process (LiveDoc's write queue does).
+// The one interface every document backend implements. Callers run one `append` at a time for the
+// same document within a process, and one `compact`, which may run while appends go on (LiveDoc
+// does both): a compaction must remove only what its snapshot holds.
 
 /**
  * @typedef {object} StoredDoc

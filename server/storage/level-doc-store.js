@@ -16,7 +16,10 @@ import { KINDS, LOG_DIR, UpdateLog, encodeRecord, leftoverFiles, readRecords, re
 //
 // Compaction writes the new snapshot, then range-deletes the entries it covers: a crash in between
 // leaves a snapshot and entries that overlap, and loading applies both, which changes nothing
-// (applying a Yjs update twice is a no-op; so is an update moved twice).
+// (applying a Yjs update twice is a no-op; so is an update moved twice). Appends go on meanwhile:
+// the entries it deletes are those numbered before the snapshot was taken, whose updates were applied
+// to the document before they were appended, and of the updates waiting for LevelDB those that waited
+// already (unless a move took them meanwhile: then they are stored twice, which changes nothing).
 
 const SEQ_WIDTH = 12
 const MOVE_INTERVAL_MS = 100
@@ -105,14 +108,16 @@ export class LevelDocStore {
    * @param {() => Promise<{ snapshot: Uint8Array }>} makeSnapshot
    */
   async compact (docId, makeSnapshot) {
-    // As the only writer, and called between appends, the snapshot covers every entry.
+    // Entries numbered before `covered` hold updates that were waiting before it was read, so applied
+    // to the document before the snapshot is taken; those numbered later may not be in it, and stay.
+    const covered = await this.#nextSeqOf(docId)
+    const waiting = this.#waiting.get(docId)
+    const waited = waiting?.length ?? 0
     const { snapshot } = await makeSnapshot()
     await this.guard.write(() => this.docs.put(snapshotKey(docId), snapshot, this.writeOptions))
-    // The snapshot holds what waits for LevelDB too; a move under way lands before the clear.
-    await this.#moved
-    this.#forget(docId)
+    if (waiting && this.#waiting.get(docId) === waiting) this.#forget(docId, waited)
     await this.guard.write(() => this.docs.clear({ ...range(docId, SINGLE), ...this.writeOptions }))
-    await this.guard.write(() => this.docs.clear({ ...range(docId, SEVERAL), ...this.writeOptions }))
+    await this.guard.write(() => this.docs.clear({ gt: `${docId}!${SEVERAL}!`, lt: entryKey(docId, covered), ...this.writeOptions }))
     return true
   }
 
@@ -147,10 +152,15 @@ export class LevelDocStore {
     this.#scheduleMove(MOVE_INTERVAL_MS)
   }
 
-  /** @param {string} docId */
-  #forget (docId) {
-    for (const update of this.#waiting.get(docId) ?? []) this.#waitingBytes -= update.byteLength
-    this.#waiting.delete(docId)
+  /**
+   * Drops a document's first `count` waiting updates (all of them by default): they need no move.
+   * @param {string} docId
+   * @param {number} [count]
+   */
+  #forget (docId, count = Infinity) {
+    const waiting = this.#waiting.get(docId) ?? []
+    for (const update of waiting.splice(0, count)) this.#waitingBytes -= update.byteLength
+    if (waiting.length === 0) this.#waiting.delete(docId)
   }
 
   /** @param {number} ms */
@@ -264,15 +274,21 @@ export class LevelDocStore {
     return ops
   }
 
-  /** The next sequence number of a document's entries. @param {string} docId */
+  /** Takes the next sequence number of a document's entries. @param {string} docId */
   async #seq (docId) {
-    let next = this.#nextSeq.get(docId)
-    if (next === undefined) {
-      const [lastKey] = await this.guard.read(() => this.docs.keys({ ...range(docId, SEVERAL), reverse: true, limit: 1 }).all())
-      next = lastKey ? parseInt(lastKey.slice(-SEQ_WIDTH), 16) + 1 : 0
-    }
+    const next = await this.#nextSeqOf(docId)
     this.#nextSeq.set(docId, next + 1)
     return next
+  }
+
+  /** The number the document's next entry will take. @param {string} docId */
+  async #nextSeqOf (docId) {
+    if (!this.#nextSeq.has(docId)) {
+      const [lastKey] = await this.guard.read(() => this.docs.keys({ ...range(docId, SEVERAL), reverse: true, limit: 1 }).all())
+      // Another caller may have read it meanwhile, and taken numbers since.
+      if (!this.#nextSeq.has(docId)) this.#nextSeq.set(docId, lastKey ? parseInt(lastKey.slice(-SEQ_WIDTH), 16) + 1 : 0)
+    }
+    return /** @type {number} */ (this.#nextSeq.get(docId))
   }
 }
 
