@@ -44,7 +44,8 @@ const CLOSE_GRACE_MS = 1000
  *
  * @param {import('./config.js').Config} config
  * @param {{ logger?: import('pino').Logger, now?: () => number }} [deps] `now`: the clock of the
- *   per-connection rate limits, in ms (default `performance.now`; tests pass one they move by hand)
+ *   per-connection rate limits and of the sampling of audit lines, in ms (default `performance.now`
+ *   and `Date.now`; tests pass one they move by hand)
  */
 export async function createServer (config, deps = {}) {
   const logger = deps.logger ?? createLogger(config)
@@ -84,7 +85,7 @@ export async function createServer (config, deps = {}) {
   const sessions = new SessionService({ store: backend.sessionStore, docStore: backend.docStore, registry, cluster, config })
   const access = new Access({ config, store: backend.sessionStore })
   const limits = createLimits(config, backend.limitStore)
-  const audit = createAudit(logger)
+  const audit = createAudit(logger, { now: deps.now })
   const ipOf = clientIpOf(config.trustProxy)
   if (!access.enabled) {
     logger.warn({ host: config.host, corsOrigin: config.corsOrigin },

@@ -8,7 +8,7 @@ import { ConfigError, loadConfig } from '../server/config.js'
 import { EVENTS } from '../isomorphic/events.js'
 import { TestEditor, awarenessUpdate } from './helpers/editor.js'
 import { eventually } from './helpers/eventually.js'
-import { api, contentOf, startServer, tempDataDir } from './helpers/server.js'
+import { api, contentOf, manualClock, startServer, tempDataDir } from './helpers/server.js'
 
 const AUTH_SECRET = 'a-test-secret-that-is-at-least-32-characters'
 const API_KEY = 'test-api-key-0123456789'
@@ -235,6 +235,29 @@ describe('with AUTH_SECRET and API_KEY set', () => {
     await eventually(() => Date.now() > revokedBy, { intervalMs: 1, what: 'the clock past the revocation' })
     const fresh = editorWith((await mint(id, { user: 'carol', role: 'editor' })).token)
     assert.equal((await fresh.join(id)).ok, true)
+  })
+
+  it('writes one audit line per address and kind of refusal every 10 s, however many it refuses, then says how many it left out', async (t) => {
+    /** @type {string[]} */
+    const lines = []
+    const logger = pino({ level: 'info' }, new Writable({ write (chunk, encoding, done) { lines.push(String(chunk)); done() } }))
+    const clock = manualClock()
+    const flooded = await startServer({ apiKey: API_KEY, metricsToken: 'a-metrics-token-0123456789' }, { logger, now: clock.now })
+    t.after(() => flooded.close())
+    const refusals = (/** @type {string} */ action) => lines.map(line => JSON.parse(line)).filter(line => line.audit && line.action === action)
+    const wrongKey = () => api(flooded.url, '/api/sessions', { method: 'POST', body: { name: 'x' }, headers: { authorization: 'Bearer not-the-key' } })
+    for (let i = 0; i < 30; i++) {
+      assert.equal((await wrongKey()).status, 401)
+      assert.equal((await api(flooded.url, '/metrics', { headers: { authorization: 'Bearer not-the-token' } })).status, 401)
+    }
+    assert.equal(refusals('http.auth').length, 1, '30 refused requests, one line')
+    assert.equal(refusals('http.metrics').length, 1)
+    clock.advance(10_000)
+    assert.equal((await wrongKey()).status, 401)
+    const [first, second] = refusals('http.auth')
+    assert.equal(first.unlogged, undefined)
+    assert.equal(second.unlogged, 29, 'the next line counts those left out')
+    assert.equal(second.ip, first.ip)
   })
 
   it('writes audit lines for refusals and management actions, never a token or the key', async () => {

@@ -43,7 +43,7 @@ export function apiGuards ({ apiKey, access, audit }) {
    * @param {string} reason
    */
   const refuse = (req, reason) => {
-    audit.refused('http.auth', { ip: req.ip, method: req.method, path: req.path, reason })
+    audit.refusedFrom('http.auth', { ip: req.ip, method: req.method, path: req.path, reason })
     return new AppError('UNAUTHORIZED', reason)
   }
 
@@ -68,7 +68,7 @@ export function apiGuards ({ apiKey, access, audit }) {
     // With auth off there are no join tokens to check, and any string would pass as one.
     if (!access.enabled) return next(refuse(req, 'the API key is not valid'))
     access.authorize(presented, String(req.params.id)).then(() => next(), (/** @type {AppError} */ err) => {
-      if (err.code !== 'UNAVAILABLE') audit.refused('http.auth', { ip: req.ip, method: req.method, path: req.path, reason: err.message })
+      if (err.code !== 'UNAVAILABLE') audit.refusedFrom('http.auth', { ip: req.ip, method: req.method, path: req.path, reason: err.message })
       next(err)
     })
   }

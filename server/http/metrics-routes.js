@@ -21,7 +21,7 @@ export function metricsRoutes ({ token, gather, audit }) {
       const presented = bearerOf(req)
       if (!keyMatches(token, presented)) {
         const reason = presented === undefined ? 'metrics need the token (Authorization: Bearer <METRICS_TOKEN>)' : 'the metrics token is not valid'
-        audit.refused('http.metrics', { ip: req.ip, reason })
+        audit.refusedFrom('http.metrics', { ip: req.ip, reason })
         res.set('www-authenticate', 'Bearer realm="metrics"')
         return next(new AppError('UNAUTHORIZED', reason))
       }

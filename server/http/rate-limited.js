@@ -13,7 +13,7 @@ export function rateLimited (limit, audit) {
     limit.take(ip).then(() => next(), (/** @type {any} */ err) => {
       if (err?.code === 'RATE_LIMITED') {
         res.set('retry-after', String(Math.ceil(err.details.retryAfterMs / 1000)))
-        audit.refused('http.rate', { ip, method: req.method, path: req.path })
+        audit.refusedFrom('http.rate', { ip, method: req.method, path: req.path })
       }
       next(err)
     })

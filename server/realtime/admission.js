@@ -32,7 +32,7 @@ export function admission ({ config, limits, access, clientIpOf, audit, pendingC
     /** @param {unknown} err */
     const refuse = (err) => {
       const body = err instanceof AppError ? err : new AppError('INTERNAL', 'connection refused')
-      audit.refused('socket.connect', { ip, code: body.code, reason: body.message })
+      audit.refusedFrom('socket.connect', { ip, code: body.code, reason: body.message })
       next(Object.assign(new Error(body.message), { data: { code: body.code, message: body.message, details: body.details } }))
     }
     // The seat is taken before the awaits below, so a burst of connections cannot all pass the check.
@@ -93,7 +93,7 @@ export function watchPendingConnections (io, { config, clientIpOf, audit }) {
     if (config.maxConnectionsPerIp === 0) return
     const ip = clientIpOf(conn.request)
     if ((waiting.get(ip) ?? 0) >= config.maxConnectionsPerIp) {
-      audit.refused('socket.connect', { ip, code: 'RATE_LIMITED', reason: `at most ${config.maxConnectionsPerIp} connections per address waiting for a Socket.IO CONNECT` })
+      audit.refusedFrom('socket.connect', { ip, code: 'RATE_LIMITED', reason: `at most ${config.maxConnectionsPerIp} connections per address waiting for a Socket.IO CONNECT` })
       conn.close()
       return
     }
