@@ -44,8 +44,8 @@ const CLOSE_GRACE_MS = 1000
  *
  * @param {import('./config.js').Config} config
  * @param {{ logger?: import('pino').Logger, now?: () => number }} [deps] `now`: the clock of the
- *   per-connection rate limits and of the sampling of audit lines, in ms (default `performance.now`
- *   and `Date.now`; tests pass one they move by hand)
+ *   per-connection rate limits and of the sampling of audit lines, in ms (default `performance.now`;
+ *   tests pass one they move by hand)
  */
 export async function createServer (config, deps = {}) {
   const logger = deps.logger ?? createLogger(config)
@@ -174,6 +174,7 @@ export async function createServer (config, deps = {}) {
         }
         await cluster.close()
         await backend.close()
+        audit.close()
       })()
       return closed
     }

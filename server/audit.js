@@ -1,6 +1,10 @@
-/** Refusals of one address for one action are logged at most once per this many ms. */
+import { limitKeyOf } from './http/client-ip.js'
+
+/** Refusals of one address, action and code are logged at most once per this many ms. */
 const SAMPLE_MS = 10_000
-/** Addresses remembered for sampling; past this the one logged longest ago is forgotten. */
+/** Longest address part of a sampling key: an unparsable X-Forwarded-For is the client's to choose. */
+const MAX_ADDRESS_CHARS = 64
+/** Keys remembered for sampling; past this the one refused longest ago is written out and dropped. */
 const MAX_SAMPLED = 10_000
 
 /**
@@ -10,10 +14,34 @@ const MAX_SAMPLED = 10_000
  * @param {import('pino').Logger} logger
  * @param {{ now?: () => number }} [options] `now`: the clock of the sampling, in ms
  */
-export function createAudit (logger, { now = Date.now } = {}) {
+export function createAudit (logger, { now = () => performance.now() } = {}) {
   const log = logger.child({ audit: true })
-  /** @type {Map<string, { at: number, unlogged: number }>} by action and address, the one logged longest ago first */
+  /**
+   * Per action, code and address: when its last line was written, the fields of the first refusal
+   * left out since, and how many were. The one refused longest ago comes first.
+   * @type {Map<string, { at: number, action: string, fields: object | null, unlogged: number }>}
+   */
   const sampled = new Map()
+
+  /** The line of the refusals left out since an entry's last line, if any. @param {{ action: string, fields: object | null, unlogged: number }} entry */
+  const writeUnlogged = (entry) => {
+    if (entry.unlogged === 0) return
+    log.warn({ action: entry.action, ...entry.fields, unlogged: entry.unlogged }, `${entry.action} refused ${entry.unlogged} more times`)
+    entry.fields = null
+    entry.unlogged = 0
+  }
+
+  // Each window that ended with refusals left out gets its line, and quiet addresses are forgotten.
+  const sweep = setInterval(() => {
+    const at = now()
+    for (const [key, entry] of sampled) {
+      if (at - entry.at < SAMPLE_MS) continue
+      writeUnlogged(entry)
+      sampled.delete(key)
+    }
+  }, SAMPLE_MS)
+  sweep.unref()
+
   return {
     /** A management action that succeeded. @param {string} action @param {object} fields */
     action (action, fields) {
@@ -25,23 +53,38 @@ export function createAudit (logger, { now = Date.now } = {}) {
     },
     /**
      * A refusal that a client can repeat as fast as it can send (a wrong key, a rate limit, a
-     * connection over the limit): at most one line per address and action every 10 s, so a flood
-     * costs a line, not a line per request. The next line logged says how many were left out.
+     * connection over the limit): at most one line per address (an IPv6 client by its /64), action
+     * and code or reason every 10 s, so a flood costs a line, not a line per request. The refusals
+     * left out get a line of their own, with their count (`unlogged`), when their 10 s are over.
      * @param {string} action
-     * @param {{ ip: string | undefined, [field: string]: unknown }} fields
+     * @param {{ ip: string | undefined, code?: string, reason?: string, [field: string]: unknown }} fields
      */
     refusedFrom (action, fields) {
-      const key = `${action} ${fields.ip}`
+      const address = limitKeyOf(String(fields.ip)).slice(0, MAX_ADDRESS_CHARS)
+      const key = `${action}\n${fields.code ?? fields.reason ?? ''}\n${address}`
       const at = now()
-      const last = sampled.get(key)
-      if (last && at - last.at < SAMPLE_MS) {
-        last.unlogged++
+      const entry = sampled.get(key)
+      sampled.delete(key)
+      if (entry && at - entry.at < SAMPLE_MS) {
+        entry.fields ??= fields
+        entry.unlogged++
+        sampled.set(key, entry)
         return
       }
-      log.warn({ action, ...fields, ...(last && last.unlogged > 0 ? { unlogged: last.unlogged } : {}) }, `${action} refused`)
-      sampled.delete(key)
-      sampled.set(key, { at, unlogged: 0 })
-      if (sampled.size > MAX_SAMPLED) sampled.delete(/** @type {string} */ (sampled.keys().next().value))
+      if (entry) writeUnlogged(entry)
+      log.warn({ action, ...fields }, `${action} refused`)
+      sampled.set(key, { at, action, fields: null, unlogged: 0 })
+      if (sampled.size > MAX_SAMPLED) {
+        const [oldestKey, oldest] = /** @type {[string, { at: number, action: string, fields: object | null, unlogged: number }]} */ (sampled.entries().next().value)
+        writeUnlogged(oldest)
+        sampled.delete(oldestKey)
+      }
+    },
+    /** Writes out the refusals left out so far and stops sampling. */
+    close () {
+      clearInterval(sweep)
+      for (const entry of sampled.values()) writeUnlogged(entry)
+      sampled.clear()
     }
   }
 }

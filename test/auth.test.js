@@ -254,10 +254,11 @@ describe('with AUTH_SECRET and API_KEY set', () => {
     assert.equal(refusals('http.metrics').length, 1)
     clock.advance(10_000)
     assert.equal((await wrongKey()).status, 401)
-    const [first, second] = refusals('http.auth')
+    const [first, second, third] = refusals('http.auth')
     assert.equal(first.unlogged, undefined)
-    assert.equal(second.unlogged, 29, 'the next line counts those left out')
+    assert.equal(second.unlogged, 29, 'a line counts those left out')
     assert.equal(second.ip, first.ip)
+    assert.equal(third.unlogged, undefined, 'and the refusal after them has its own')
   })
 
   it('writes audit lines for refusals and management actions, never a token or the key', async () => {
