@@ -7,6 +7,8 @@ const MAX_ADDRESS_CHARS = 64
 /** Keys remembered for sampling; past this the one refused longest ago is written out and dropped. */
 const MAX_SAMPLED = 10_000
 
+/** @typedef {{ at: number, action: string, fields: object | null, unlogged: number }} Sampled when a key's last line was written, the fields of the first refusal left out since, and how many were */
+
 /**
  * Audit lines: who did what, for auth failures, refusals at a limit and management actions. They are
  * ordinary pino lines (time included) tagged `audit: true`, so a log pipeline can route them apart.
@@ -16,14 +18,10 @@ const MAX_SAMPLED = 10_000
  */
 export function createAudit (logger, { now = () => performance.now() } = {}) {
   const log = logger.child({ audit: true })
-  /**
-   * Per action, code and address: when its last line was written, the fields of the first refusal
-   * left out since, and how many were. The one refused longest ago comes first.
-   * @type {Map<string, { at: number, action: string, fields: object | null, unlogged: number }>}
-   */
+  /** @type {Map<string, Sampled>} per action, code and address; the one refused longest ago first */
   const sampled = new Map()
 
-  /** The line of the refusals left out since an entry's last line, if any. @param {{ action: string, fields: object | null, unlogged: number }} entry */
+  /** The line of the refusals left out since an entry's last line, if any. @param {Sampled} entry */
   const writeUnlogged = (entry) => {
     if (entry.unlogged === 0) return
     log.warn({ action: entry.action, ...entry.fields, unlogged: entry.unlogged }, `${entry.action} refused ${entry.unlogged} more times`)
@@ -75,7 +73,7 @@ export function createAudit (logger, { now = () => performance.now() } = {}) {
       log.warn({ action, ...fields }, `${action} refused`)
       sampled.set(key, { at, action, fields: null, unlogged: 0 })
       if (sampled.size > MAX_SAMPLED) {
-        const [oldestKey, oldest] = /** @type {[string, { at: number, action: string, fields: object | null, unlogged: number }]} */ (sampled.entries().next().value)
+        const [oldestKey, oldest] = /** @type {[string, Sampled]} */ (sampled.entries().next().value)
         writeUnlogged(oldest)
         sampled.delete(oldestKey)
       }
