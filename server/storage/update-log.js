@@ -28,7 +28,8 @@ export class UpdateLog {
   /** @type {Waiting[]} records waiting for the next write */
   #waiting = []
   #scheduled = false
-  #syncing = false
+  /** the file a sync is under way on, -1 when none */
+  #syncingFd = -1
   /** bytes of whole records in the current file: a failed write is cut back to it */
   #size = 0
   /** a failed write may have left part of a record past `#size` that is not cut back yet */
@@ -63,7 +64,7 @@ export class UpdateLog {
   write (bytes, onWritten = () => {}) {
     return new Promise((resolve, reject) => {
       this.#waiting.push({ bytes, onWritten, resolve, reject })
-      if (this.#scheduled || this.#syncing) return
+      if (this.#scheduled || this.#syncingFd !== -1) return
       this.#scheduled = true
       setImmediate(this.#flush)
     })
@@ -94,9 +95,12 @@ export class UpdateLog {
       done(batch)
       return
     }
-    this.#syncing = true
-    fdatasync(this.fd, (err) => {
-      this.#syncing = false
+    const fd = this.fd
+    this.#syncingFd = fd
+    fdatasync(fd, (err) => {
+      this.#syncingFd = -1
+      // Rotated away or closed while it synced (see #release): closed now that the sync has answered.
+      if (fd !== this.fd) closeSync(fd)
       // Not synced: not acknowledged, though it may survive (the editor sends it again; no harm).
       if (err) for (const waiting of batch) waiting.reject(err)
       else done(batch)
@@ -122,11 +126,20 @@ export class UpdateLog {
     const next = this.file + 1
     const fd = openSync(fileOf(this.dir, next), 'a')
     if (this.sync) syncDir(this.dir)
-    closeSync(this.fd)
+    this.#release()
     this.#older.push(this.file)
     this.fd = fd
     this.file = next
     this.#size = 0
+  }
+
+  /**
+   * Closes the current file, unless a sync of it is under way: closing it then could fail that sync,
+   * or, were its number reused by a file opened meanwhile, sync the wrong file and acknowledge
+   * records that are not on disk. The sync's callback closes it instead.
+   */
+  #release () {
+    if (this.fd !== this.#syncingFd) closeSync(this.fd)
   }
 
   /** Deletes the files before the current one. */
@@ -136,7 +149,8 @@ export class UpdateLog {
 
   /** Closes the file; with `empty`, deletes it and the older ones (everything is elsewhere). @param {{ empty: boolean }} options */
   close ({ empty }) {
-    closeSync(this.fd)
+    this.#release()
+    this.fd = -1
     if (!empty) return
     this.deleteOlder()
     unlinkSync(fileOf(this.dir, this.file))

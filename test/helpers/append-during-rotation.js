@@ -1,8 +1,8 @@
 // Run as a child process by test/update-log.test.js: an embedded store with SYNC_WRITES appends one
 // update, which sets the next move to LevelDB 100 ms later; then, in one write to its update log,
-// 17 MiB (past a file's size) and one small update, while fdatasync is slow (the real call runs at
-// once, its answer comes 400 ms later), so that move rotates the log meanwhile. Prints `acked` once
-// the small update is acknowledged, then waits to be killed.
+// 17 MiB (past a file's size) and one small update, while fdatasync is slow (the call is made 400 ms
+// late, as a busy disk's thread pool would), so that move rotates the log before the sync runs on
+// the file it leaves. Prints `acked` once the small update is acknowledged, then waits to be killed.
 import fs from 'node:fs'
 import { syncBuiltinESMExports } from 'node:module'
 import pino from 'pino'
@@ -19,7 +19,7 @@ await docStore.append('earlier', [new Uint8Array([9])])
 const fdatasync = fs.fdatasync
 const patched = /** @type {Record<string, unknown>} */ (/** @type {unknown} */ (fs))
 patched.fdatasync = (/** @type {number} */ fd, /** @type {fs.NoParamCallback} */ callback) => {
-  fdatasync(fd, (err) => setTimeout(() => callback(err), 400))
+  setTimeout(() => fdatasync(fd, callback), 400)
 }
 syncBuiltinESMExports()
 // Past the 16 MiB of a log file, in the same turn as the update that is acknowledged: one write.
