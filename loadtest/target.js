@@ -10,6 +10,16 @@ import { scrape } from './server-stats.js'
 const REST_CONCURRENCY = 8
 const TANDEM_PROTOCOL = new URL('./protocols/tandem.js', import.meta.url).href
 
+/**
+ * The clients a Tandem load can speak through: `socket.io`, the shipped client's socket.io-client
+ * socket; `wire`, the same bytes over a bare WebSocket, as the peers' clients are written.
+ */
+export const TANDEM_CLIENTS = Object.freeze({
+  'socket.io': TANDEM_PROTOCOL,
+  wire: new URL('./protocols/tandem-wire.js', import.meta.url).href
+})
+/** @typedef {keyof typeof TANDEM_CLIENTS} TandemClient */
+
 /** @typedef {import('./worker.js').Room} Room */
 /** @typedef {{ name: string, text: string, size: number }} RoomSpec a room's label, starting text and editors */
 
@@ -27,14 +37,15 @@ const TANDEM_PROTOCOL = new URL('./protocols/tandem.js', import.meta.url).href
 
 /**
  * @param {import('./api.js').TandemApi} api
- * @param {{ mintTokens: boolean, urls?: string[], placement?: import('./spread.js').Placement }} options
+ * @param {{ mintTokens: boolean, urls?: string[], placement?: import('./spread.js').Placement, client?: TandemClient }} options
  *   `mintTokens`: mint a join token per room (a server with auth on, the API key at hand); `urls`: the
- *   processes editors connect to (default the API's); `placement`: how they are placed on them
+ *   processes editors connect to (default the API's); `placement`: how they are placed on them;
+ *   `client`: what the editors speak through (default `socket.io`)
  * @returns {Target}
  */
-export function tandemTarget (api, { mintTokens, urls = [api.url], placement = 'editors' }) {
+export function tandemTarget (api, { mintTokens, urls = [api.url], placement = 'editors', client = 'socket.io' }) {
   return {
-    protocolModule: TANDEM_PROTOCOL,
+    protocolModule: TANDEM_CLIENTS[client],
     urls,
     placement,
     async openRooms (rooms) {

@@ -72,6 +72,7 @@ export async function runPeerBench (options, hooks) {
       ackTimeoutSeconds: options.ackTimeoutMs / 1000,
       applyRemote: options.apply,
       pinned: options.pin,
+      tandemClient: options.tandemClient,
       descriptions: Object.fromEntries(options.systems.map(system => [system, system === 'tandem' ? 'Tandem (node server/index.js, embedded LevelDB)' : PEERS[/** @type {keyof typeof PEERS} */ (system)]]))
     },
     results
@@ -89,7 +90,7 @@ export async function runPeerBench (options, hooks) {
 async function measure (system, load, options, hooks) {
   let server
   try {
-    server = await startSystem(system)
+    server = await startSystem(system, options)
     if (options.pin) for (const { pid } of server.processes) pinServer(pid)
     /** @type {import('../protocols/index.js').Protocol} */
     const protocol = (await import(server.target.protocolModule)).protocol
@@ -109,11 +110,15 @@ async function measure (system, load, options, hooks) {
   }
 }
 
-/** @param {string} system */
-async function startSystem (system) {
+/**
+ * @param {string} system
+ * @param {Readonly<import('./options.js').PeerBenchOptions>} options
+ */
+async function startSystem (system, options) {
   if (system === 'tandem') {
     const spawned = await spawnServer('single', { clusterWorkers: 1, apiKey: null })
-    return { stop: spawned.stop, processes: spawned.pids, target: tandemTarget(new TandemApi(spawned.url, null), { mintTokens: false }) }
+    const target = tandemTarget(new TandemApi(spawned.url, null), { mintTokens: false, client: options.tandemClient })
+    return { stop: spawned.stop, processes: spawned.pids, target }
   }
   const name = /** @type {import('./start.js').PeerName} */ (system)
   const peer = await startPeer(name)

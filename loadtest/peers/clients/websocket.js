@@ -10,12 +10,12 @@ import { WebSocket } from 'ws'
  * before an `await` on the opening could attach a listener.
  * @param {string} url
  * @param {number} timeoutMs
- * @param {{ message: (data: Buffer) => void, close: () => void }} on
+ * @param {{ message: (data: Buffer, isBinary: boolean) => void, close: () => void }} on
  * @returns {Promise<WebSocket>}
  */
 export function openWebSocket (url, timeoutMs, on) {
   const ws = new WebSocket(url, { perMessageDeflate: false, handshakeTimeout: timeoutMs })
-  ws.on('message', data => on.message(/** @type {Buffer} */ (data)))
+  ws.on('message', (data, isBinary) => on.message(/** @type {Buffer} */ (data), isBinary))
   return new Promise((resolve, reject) => {
     ws.once('open', () => {
       ws.off('error', reject)

@@ -1,0 +1,143 @@
+import { decode } from 'notepack.io'
+import * as Y from 'yjs'
+import { EVENTS } from '../../isomorphic/events.js'
+import { EVENT, PARSER } from '../../isomorphic/parser.js'
+import { now } from '../clock.js'
+import { openWebSocket } from '../peers/clients/websocket.js'
+
+// Tandem's protocol (docs/PROTOCOL.md), the same bytes as tandem.js sends, spoken over a bare `ws`
+// WebSocket as the peers' clients speak theirs (peers/clients/): Engine.IO v4's WebSocket transport
+// (text frames for its own packets, binary frames for messages) carrying Socket.IO v5 packets in
+// Tandem's MessagePack parser. It does without socket.io-client's managers, emitters and per-packet
+// objects, so one generator core holds more editors before its own delays show in the figures. The
+// shipped client's code path is what tandem.js measures.
+
+const CONNECT = 0
+const ACK = 3
+const CONNECT_ERROR = 4
+// Engine.IO packet types, the first character of a text frame.
+const EIO_OPEN = '0'
+const EIO_CLOSE = '1'
+const EIO_PING = '2'
+const EIO_PONG = '3'
+const REMOTE = 'remote'
+
+const encoder = new PARSER.Encoder()
+/** @param {object} packet */
+const encodePacket = packet => encoder.encode(packet)[0]
+
+/** @type {import('./index.js').Protocol} */
+export const protocol = {
+  name: 'tandem',
+  ack: 'stored',
+  connect: options => new TandemWireConnection(options)
+}
+
+class TandemWireConnection {
+  /** @type {import('ws').WebSocket | null} */
+  ws = null
+  closing = false
+  #nextId = 0
+  /** @type {Map<number, (reply: any) => void>} requests waiting for their ACK, by packet id */
+  #pending = new Map()
+  /** @type {((packet: any) => void) | null} */
+  #onConnect = null
+
+  /** @param {import('./index.js').ConnectOptions} options */
+  constructor (options) {
+    this.options = options
+  }
+
+  async open () {
+    const { url, token, timeoutMs, on } = this.options
+    const wsUrl = `${url.replace(/^http/, 'ws')}/socket.io/?EIO=4&transport=websocket`
+    const connected = new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error('Socket.IO connect timed out')), timeoutMs)
+      this.#onConnect = (packet) => {
+        clearTimeout(timer)
+        if (packet.type === CONNECT) resolve(undefined)
+        else reject(new Error(`connect refused: ${packet.data?.message ?? 'unknown'}`))
+      }
+    })
+    this.ws = await openWebSocket(wsUrl, timeoutMs, {
+      message: (data, isBinary) => isBinary ? this.#onPacket(decode(data)) : this.#onEngineText(String(data)),
+      close: () => { if (!this.closing) on.lost('disconnected') }
+    })
+    this.ws.send(encodePacket({ type: CONNECT, nsp: '/', ...(token ? { data: { token } } : {}) }))
+    await connected
+  }
+
+  /** @param {Y.Doc} ydoc */
+  async join (ydoc) {
+    const { room: doc, on } = this.options
+    const reply = await this.#request(EVENTS.JOIN, { doc, sv: Y.encodeStateVector(ydoc) })
+    if (!reply.ok) throw new Error(`join refused: ${reply.error.code}`)
+    Y.applyUpdate(ydoc, new Uint8Array(reply.update), REMOTE)
+    on.awareness(new Uint8Array(reply.awareness))
+    const appliedAt = now()
+    const diff = await this.#request(EVENTS.UPDATE, { doc, update: Y.encodeStateAsUpdate(ydoc, new Uint8Array(reply.sv)) })
+    if (!diff.ok) throw new Error(`sync refused: ${diff.error.code}`)
+    return { appliedAt }
+  }
+
+  /** @param {Uint8Array} update */
+  send (update) {
+    return this.#request(EVENTS.UPDATE, { doc: this.options.room, update }).then(
+      reply => reply.ok ? { ok: /** @type {const} */ (true) } : { ok: /** @type {const} */ (false), code: reply.error.code })
+  }
+
+  /** @param {Uint8Array} update */
+  sendAwareness = (update) => {
+    this.ws?.send(encodePacket({ type: EVENT, nsp: '/', data: [EVENTS.AWARENESS, { doc: this.options.room, update }] }))
+  }
+
+  close () {
+    this.closing = true
+    this.ws?.close()
+  }
+
+  /** @param {string} text an Engine.IO packet of its own: the handshake, a ping, a close */
+  #onEngineText (text) {
+    if (text[0] === EIO_PING) this.ws?.send(EIO_PONG)
+    else if (text[0] === EIO_CLOSE) this.ws?.close()
+    else if (text[0] !== EIO_OPEN) throw new Error(`unexpected Engine.IO packet ${text.slice(0, 20)}`)
+  }
+
+  /** @param {any} packet a decoded Socket.IO packet */
+  #onPacket (packet) {
+    const { on } = this.options
+    if (packet.type === EVENT) {
+      const [event, payload] = packet.data
+      if (event === EVENTS.UPDATE) on.update(new Uint8Array(payload.update))
+      else if (event === EVENTS.AWARENESS) on.awareness(new Uint8Array(payload.update))
+      else if (event === EVENTS.CLOSED) on.lost('closed')
+    } else if (packet.type === ACK) {
+      const settle = this.#pending.get(packet.id)
+      this.#pending.delete(packet.id)
+      settle?.(packet.data[0])
+    } else if (packet.type === CONNECT || packet.type === CONNECT_ERROR) {
+      this.#onConnect?.(packet)
+    }
+  }
+
+  /**
+   * Emits `event` with an ACK id; resolves with the reply, rejects after `timeoutMs`.
+   * @param {string} event
+   * @param {unknown} payload
+   * @returns {Promise<any>}
+   */
+  #request (event, payload) {
+    const id = this.#nextId++
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.#pending.delete(id)
+        reject(new Error('operation has timed out'))
+      }, this.options.timeoutMs)
+      this.#pending.set(id, (reply) => {
+        clearTimeout(timer)
+        resolve(reply)
+      })
+      this.ws?.send(encodePacket({ type: EVENT, nsp: '/', id, data: [event, payload] }))
+    })
+  }
+}
