@@ -100,6 +100,7 @@ describe('npm run peers: options', () => {
     assert.equal(options.payload, 8)
     assert.equal(options.durationMs, 20000)
     assert.equal(options.apply, false)
+    assert.equal(options.tandemClient, 'wire', 'Tandem\'s editors speak over a bare WebSocket, as the peers\' do')
     assert.ok(Object.isFrozen(options))
   })
 
@@ -109,6 +110,8 @@ describe('npm run peers: options', () => {
     assert.deepEqual(options.rooms, [])
     assert.throws(() => parsePeerOptions(['--systems', 'tandem,etherpad']), (err) => err instanceof OptionError && /--systems "tandem,etherpad"/.test(err.message))
     assert.throws(() => parsePeerOptions(['--one-doc', 'none', '--rooms', 'none']), OptionError)
+    assert.equal(parsePeerOptions(['--tandem-client', 'socket.io']).tandemClient, 'socket.io')
+    assert.throws(() => parsePeerOptions(['--tandem-client', 'grpc']), (err) => err instanceof OptionError && /--tandem-client "grpc"/.test(err.message))
   })
 })
 
