@@ -1,9 +1,8 @@
 import { decode } from 'notepack.io'
-import * as Y from 'yjs'
 import { EVENTS } from '../../isomorphic/events.js'
 import { EVENT, PARSER } from '../../isomorphic/parser.js'
-import { now } from '../clock.js'
 import { openWebSocket } from '../peers/clients/websocket.js'
+import { joinRoom, sendUpdate } from './tandem.js'
 
 // Tandem's protocol (docs/PROTOCOL.md), the same bytes as tandem.js sends, spoken over a bare `ws`
 // WebSocket as the peers' clients speak theirs (peers/clients/): Engine.IO v4's WebSocket transport
@@ -20,7 +19,6 @@ const EIO_OPEN = '0'
 const EIO_CLOSE = '1'
 const EIO_PING = '2'
 const EIO_PONG = '3'
-const REMOTE = 'remote'
 
 const encoder = new PARSER.Encoder()
 /** @param {object} packet */
@@ -67,23 +65,14 @@ class TandemWireConnection {
     await connected
   }
 
-  /** @param {Y.Doc} ydoc */
-  async join (ydoc) {
-    const { room: doc, on } = this.options
-    const reply = await this.#request(EVENTS.JOIN, { doc, sv: Y.encodeStateVector(ydoc) })
-    if (!reply.ok) throw new Error(`join refused: ${reply.error.code}`)
-    Y.applyUpdate(ydoc, new Uint8Array(reply.update), REMOTE)
-    on.awareness(new Uint8Array(reply.awareness))
-    const appliedAt = now()
-    const diff = await this.#request(EVENTS.UPDATE, { doc, update: Y.encodeStateAsUpdate(ydoc, new Uint8Array(reply.sv)) })
-    if (!diff.ok) throw new Error(`sync refused: ${diff.error.code}`)
-    return { appliedAt }
+  /** @param {import('yjs').Doc} ydoc */
+  join (ydoc) {
+    return joinRoom(this.#request, this.options, ydoc)
   }
 
   /** @param {Uint8Array} update */
   send (update) {
-    return this.#request(EVENTS.UPDATE, { doc: this.options.room, update }).then(
-      reply => reply.ok ? { ok: /** @type {const} */ (true) } : { ok: /** @type {const} */ (false), code: reply.error.code })
+    return sendUpdate(this.#request, this.options.room, update)
   }
 
   /** @param {Uint8Array} update */
@@ -120,13 +109,8 @@ class TandemWireConnection {
     }
   }
 
-  /**
-   * Emits `event` with an ACK id; resolves with the reply, rejects after `timeoutMs`.
-   * @param {string} event
-   * @param {unknown} payload
-   * @returns {Promise<any>}
-   */
-  #request (event, payload) {
+  /** Emits `event` with an ACK id; resolves with the reply, rejects after `timeoutMs`. @type {import('./tandem.js').Request} */
+  #request = (event, payload) => {
     const id = this.#nextId++
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {

@@ -42,22 +42,13 @@ class TandemConnection {
   }
 
   /** @param {Y.Doc} ydoc */
-  async join (ydoc) {
-    const { room: doc, on } = this.options
-    const reply = await this.#request(EVENTS.JOIN, { doc, sv: Y.encodeStateVector(ydoc) })
-    if (!reply.ok) throw new Error(`join refused: ${reply.error.code}`)
-    Y.applyUpdate(ydoc, new Uint8Array(reply.update), REMOTE)
-    on.awareness(new Uint8Array(reply.awareness))
-    const appliedAt = now()
-    const diff = await this.#request(EVENTS.UPDATE, { doc, update: Y.encodeStateAsUpdate(ydoc, new Uint8Array(reply.sv)) })
-    if (!diff.ok) throw new Error(`sync refused: ${diff.error.code}`)
-    return { appliedAt }
+  join (ydoc) {
+    return joinRoom(this.#request, this.options, ydoc)
   }
 
   /** @param {Uint8Array} update */
   send (update) {
-    return this.#request(EVENTS.UPDATE, { doc: this.options.room, update }).then(
-      reply => reply.ok ? { ok: /** @type {const} */ (true) } : { ok: /** @type {const} */ (false), code: reply.error.code })
+    return sendUpdate(this.#request, this.options.room, update)
   }
 
   /** @param {Uint8Array} update */
@@ -70,12 +61,40 @@ class TandemConnection {
     this.socket?.disconnect()
   }
 
-  /**
-   * @param {string} event
-   * @param {unknown} payload
-   */
-  #request (event, payload) {
+  /** @type {Request} */
+  #request = (event, payload) => {
     const socket = /** @type {import('socket.io-client').Socket} */ (this.socket)
     return socket.timeout(this.options.timeoutMs).emitWithAck(event, payload)
   }
+}
+
+/** @typedef {(event: string, payload: unknown) => Promise<any>} Request emits with an ACK; resolves with the reply */
+
+/**
+ * Joins a room over any transport of Tandem's protocol: `doc:join` returns the server's state, then
+ * this client's diff goes back as an update, acknowledged.
+ * @param {Request} request
+ * @param {{ room: string, on: import('./index.js').ConnectionHandlers }} options
+ * @param {Y.Doc} ydoc
+ */
+export async function joinRoom (request, { room: doc, on }, ydoc) {
+  const reply = await request(EVENTS.JOIN, { doc, sv: Y.encodeStateVector(ydoc) })
+  if (!reply.ok) throw new Error(`join refused: ${reply.error.code}`)
+  Y.applyUpdate(ydoc, new Uint8Array(reply.update), REMOTE)
+  on.awareness(new Uint8Array(reply.awareness))
+  const appliedAt = now()
+  const diff = await request(EVENTS.UPDATE, { doc, update: Y.encodeStateAsUpdate(ydoc, new Uint8Array(reply.sv)) })
+  if (!diff.ok) throw new Error(`sync refused: ${diff.error.code}`)
+  return { appliedAt }
+}
+
+/**
+ * @param {Request} request
+ * @param {string} doc
+ * @param {Uint8Array} update
+ * @returns {Promise<import('./index.js').Ack>}
+ */
+export function sendUpdate (request, doc, update) {
+  return request(EVENTS.UPDATE, { doc, update }).then(
+    reply => reply.ok ? { ok: /** @type {const} */ (true) } : { ok: /** @type {const} */ (false), code: reply.error.code })
 }
