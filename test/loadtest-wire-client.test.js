@@ -1,11 +1,14 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
+import { io } from 'socket.io-client'
 import * as Y from 'yjs'
-import { TEXT_NAME } from '../isomorphic/events.js'
+import { EVENTS, TEXT_NAME } from '../isomorphic/events.js'
+import { PARSER } from '../isomorphic/parser.js'
 import { TandemApi } from '../loadtest/api.js'
 import { protocol } from '../loadtest/protocols/tandem-wire.js'
 import { TestEditor } from './helpers/editor.js'
 import { eventually } from './helpers/eventually.js'
+import { freePort } from './helpers/processes.js'
 import { api, startServer } from './helpers/server.js'
 
 // The load generator's bare-WebSocket Tandem client (`npm run peers -- --tandem-client wire`), against
@@ -17,15 +20,16 @@ const TIMEOUT_MS = 5000
  * @param {string} url
  * @param {string} room
  * @param {string | null} [token]
+ * @param {number} [timeoutMs]
  */
-function wireEditor (url, room, token = null) {
+function wireEditor (url, room, token = null, timeoutMs = TIMEOUT_MS) {
   /** @type {{ updates: Uint8Array[], lost: string[] }} */
   const heard = { updates: [], lost: [] }
   const connection = protocol.connect({
     url,
     room,
     token,
-    timeoutMs: TIMEOUT_MS,
+    timeoutMs,
     on: { update: update => heard.updates.push(update), awareness: () => {}, lost: reason => heard.lost.push(reason) }
   })
   return { connection, heard }
@@ -66,6 +70,43 @@ describe('the load generator\'s wire client', () => {
     await eventually(() => heard.updates.length > 0, { what: 'the wire client hears the shipped client' })
     for (const update of heard.updates) Y.applyUpdate(ydoc, update)
     assert.equal(ydoc.getText(TEXT_NAME).toString(), 'io;seed\nwire;')
+  })
+
+  it('sends an update in the same bytes as the shipped client\'s socket.io-client socket', async (t) => {
+    /** @type {Map<string, Buffer[]>} the frames each connection sent, by Engine.IO socket id */
+    const frames = new Map()
+    const onConnection = (/** @type {any} */ raw) => {
+      frames.set(raw.id, [])
+      raw.on('packet', (/** @type {{ type: string, data: unknown }} */ packet) => {
+        if (packet.type === 'message' && Buffer.isBuffer(packet.data)) frames.get(raw.id)?.push(packet.data)
+      })
+    }
+    const engine = /** @type {any} */ (tandem.server.io.engine)
+    engine.on('connection', onConnection)
+    t.after(() => engine.off('connection', onConnection))
+    const update = new Uint8Array([1, 1, 7, 0, 4, 1, 7, 99, 111, 110, 116, 101, 110, 116, 1, 120, 0])
+
+    const shipped = io(tandem.url, { transports: ['websocket'], parser: PARSER, forceNew: true, reconnection: false })
+    t.after(() => shipped.disconnect())
+    await new Promise(resolve => shipped.once('connect', () => resolve(undefined)))
+    const shippedReply = await shipped.timeout(TIMEOUT_MS).emitWithAck(EVENTS.UPDATE, { doc: 'not-joined', update })
+    const { connection } = wireEditor(tandem.url, 'not-joined')
+    t.after(() => connection.close())
+    await connection.open()
+    assert.deepEqual(await connection.send(update), { ok: false, code: shippedReply.error.code })
+
+    const [fromShipped, fromWire] = [...frames.values()]
+    assert.equal(fromShipped.length, 2, 'CONNECT, then the update')
+    assert.equal(fromWire.length, 2, 'CONNECT, then the update')
+    assert.deepEqual(fromWire[1], fromShipped[1], 'the update\'s frame')
+  })
+
+  it('rejects open() when the server cannot be reached, and nothing fails after it', async () => {
+    const { connection, heard } = wireEditor(`http://127.0.0.1:${await freePort()}`, 'nowhere', null, 200)
+    await assert.rejects(connection.open(), /ECONNREFUSED/)
+    // Past its connect timeout: an open() that already failed must not reject anything later.
+    await new Promise(resolve => setTimeout(resolve, 400))
+    assert.deepEqual(heard.lost, [])
   })
 
   it('gets the refusal code of a bad update, and is told when the document is deleted', async (t) => {

@@ -20,6 +20,9 @@ const EIO_CLOSE = '1'
 const EIO_PING = '2'
 const EIO_PONG = '3'
 
+// socket.io-client's packets carry `options` and list their keys in this order: with them, an event
+// here is the same bytes as the shipped client's, and the server decodes the same map.
+const COMPRESS = Object.freeze({ compress: true })
 const encoder = new PARSER.Encoder()
 /** @param {object} packet */
 const encodePacket = packet => encoder.encode(packet)[0]
@@ -36,7 +39,7 @@ class TandemWireConnection {
   ws = null
   closing = false
   #nextId = 0
-  /** @type {Map<number, (reply: any) => void>} requests waiting for their ACK, by packet id */
+  /** @type {Map<number, (reply: any, err?: Error) => void>} requests waiting for their ACK, by packet id */
   #pending = new Map()
   /** @type {((packet: any) => void) | null} */
   #onConnect = null
@@ -49,20 +52,32 @@ class TandemWireConnection {
   async open () {
     const { url, token, timeoutMs, on } = this.options
     const wsUrl = `${url.replace(/^http/, 'ws')}/socket.io/?EIO=4&transport=websocket`
-    const connected = new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error('Socket.IO connect timed out')), timeoutMs)
+    const ws = await openWebSocket(wsUrl, timeoutMs, {
+      message: (data, isBinary) => this.#onFrame(data, isBinary),
+      close: () => {
+        this.#failPending(new Error('disconnected'))
+        // Before the server's CONNECT, the failure is the connection's: open() rejects.
+        if (this.#onConnect) this.#onConnect({ type: CONNECT_ERROR, data: { message: 'closed while connecting' } })
+        else if (!this.closing) on.lost('disconnected')
+      }
+    })
+    this.ws = ws
+    await new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.#onConnect = null
+        this.closing = true
+        ws.terminate()
+        reject(new Error('Socket.IO connect timed out'))
+      }, timeoutMs)
       this.#onConnect = (packet) => {
+        this.#onConnect = null
         clearTimeout(timer)
         if (packet.type === CONNECT) resolve(undefined)
         else reject(new Error(`connect refused: ${packet.data?.message ?? 'unknown'}`))
       }
+      // socket.io-client's CONNECT: the auth as its data.
+      ws.send(encodePacket({ type: CONNECT, data: token ? { token } : undefined, nsp: '/' }))
     })
-    this.ws = await openWebSocket(wsUrl, timeoutMs, {
-      message: (data, isBinary) => isBinary ? this.#onPacket(decode(data)) : this.#onEngineText(String(data)),
-      close: () => { if (!this.closing) on.lost('disconnected') }
-    })
-    this.ws.send(encodePacket({ type: CONNECT, nsp: '/', ...(token ? { data: { token } } : {}) }))
-    await connected
   }
 
   /** @param {import('yjs').Doc} ydoc */
@@ -77,12 +92,34 @@ class TandemWireConnection {
 
   /** @param {Uint8Array} update */
   sendAwareness = (update) => {
-    this.ws?.send(encodePacket({ type: EVENT, nsp: '/', data: [EVENTS.AWARENESS, { doc: this.options.room, update }] }))
+    this.ws?.send(encodePacket({ type: EVENT, data: [EVENTS.AWARENESS, { doc: this.options.room, update }], options: COMPRESS, nsp: '/' }))
   }
 
   close () {
     this.closing = true
+    this.#failPending(new Error('closed'))
     this.ws?.close()
+  }
+
+  /**
+   * A frame the server sent. One this client cannot read ends the connection (reported as lost),
+   * not the generator's thread.
+   * @param {Buffer} data
+   * @param {boolean} isBinary
+   */
+  #onFrame (data, isBinary) {
+    try {
+      if (isBinary) this.#onPacket(decode(data))
+      else this.#onEngineText(String(data))
+    } catch {
+      this.ws?.terminate()
+    }
+  }
+
+  /** Rejects every request still waiting for its ACK, as socket.io-client does on a disconnect. @param {Error} err */
+  #failPending (err) {
+    for (const settle of this.#pending.values()) settle(null, err)
+    this.#pending.clear()
   }
 
   /** @param {string} text an Engine.IO packet of its own: the handshake, a ping, a close */
@@ -117,11 +154,12 @@ class TandemWireConnection {
         this.#pending.delete(id)
         reject(new Error('operation has timed out'))
       }, this.options.timeoutMs)
-      this.#pending.set(id, (reply) => {
+      this.#pending.set(id, (reply, err) => {
         clearTimeout(timer)
-        resolve(reply)
+        if (err) reject(err)
+        else resolve(reply)
       })
-      this.ws?.send(encodePacket({ type: EVENT, nsp: '/', id, data: [event, payload] }))
+      this.ws?.send(encodePacket({ type: EVENT, data: [event, payload], options: COMPRESS, id, nsp: '/' }))
     })
   }
 }
