@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { appendFile, open, readdir, stat } from 'node:fs/promises'
+import fs from 'node:fs'
+import { appendFile, mkdir, open, readdir, stat } from 'node:fs/promises'
+import { syncBuiltinESMExports } from 'node:module'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import pino from 'pino'
@@ -9,7 +11,7 @@ import { loadConfig } from '../server/config.js'
 import { EXIT_CODES } from '../server/exit-codes.js'
 import { openBackend } from '../server/storage/backend.js'
 import { StorageHealth } from '../server/storage/storage-health.js'
-import { LOG_DIR } from '../server/storage/update-log.js'
+import { KINDS, LOG_DIR, UpdateLog, encodeRecord } from '../server/storage/update-log.js'
 import { spawnServer, startChildServer } from './helpers/child-server.js'
 import { TestEditor } from './helpers/editor.js'
 import { api, contentOf, createSession, startServer, tempDataDir } from './helpers/server.js'
@@ -146,5 +148,58 @@ describe('the update log', () => {
       assert.match(refusal.msg, /checksum mismatch/)
       assert.equal((await stat(file)).size, size, 'the damaged log is left as it was')
     }
+  })
+})
+
+describe('the update log\'s files', () => {
+  /** Descriptors this process holds open (Linux). */
+  const openFds = () => fs.readdirSync('/proc/self/fd').length
+  /**
+   * Replaces a function of node:fs (the log's named imports see it) until the test ends.
+   * @param {import('node:test').TestContext} t
+   * @param {'fdatasync' | 'fsyncSync'} name
+   * @param {(original: any) => any} replacement
+   */
+  function patchFs (t, name, replacement) {
+    const patched = /** @type {Record<string, unknown>} */ (/** @type {unknown} */ (fs))
+    const original = patched[name]
+    patched[name] = replacement(original)
+    syncBuiltinESMExports()
+    t.after(() => { patched[name] = original; syncBuiltinESMExports() })
+  }
+  const record = () => encodeRecord(KINDS.APPEND, 'doc', [new Uint8Array([1, 2, 3])])
+
+  it('closes a file rotated away during its fdatasync once the sync answers, not before', { skip: !fs.existsSync('/proc/self/fd') }, async (t) => {
+    const dir = join(data.dir, 'files-sync')
+    await mkdir(dir, { recursive: true })
+    /** @type {(() => void)[]} */
+    const held = []
+    patchFs(t, 'fdatasync', (fdatasync) => (/** @type {number} */ fd, /** @type {fs.NoParamCallback} */ callback) => {
+      held.push(() => fdatasync(fd, callback))
+    })
+    const log = new UpdateLog(dir, 1, { sync: true })
+    const before = openFds()
+    const written = log.write(record())
+    while (held.length === 0) await new Promise(resolve => setImmediate(resolve))
+    log.rotateIfPast(0)
+    assert.equal(openFds(), before + 1, 'the rotated file stays open while its sync is held')
+    held.splice(0).forEach(call => call())
+    await written
+    assert.equal(openFds(), before, 'and is closed once the sync answered')
+    log.close({ empty: true })
+  })
+
+  it('keeps its file, and no descriptor of the next one, when a rotation\'s directory sync fails', { skip: !fs.existsSync('/proc/self/fd') }, async (t) => {
+    const dir = join(data.dir, 'files-dir-sync')
+    await mkdir(dir, { recursive: true })
+    const log = new UpdateLog(dir, 1, { sync: true })
+    await log.write(record())
+    const before = openFds()
+    patchFs(t, 'fsyncSync', () => () => { throw Object.assign(new Error('EIO: i/o error, fsync'), { code: 'EIO' }) })
+    assert.throws(() => log.rotateIfPast(0), /EIO/)
+    assert.equal(openFds(), before)
+    assert.equal(log.file, 1, 'still writing to the first file')
+    await log.write(record())
+    log.close({ empty: true })
   })
 })

@@ -125,7 +125,13 @@ export class UpdateLog {
     if (this.#size < bytes || this.#cutShort) return
     const next = this.file + 1
     const fd = openSync(fileOf(this.dir, next), 'a')
-    if (this.sync) syncDir(this.dir)
+    try {
+      if (this.sync) syncDir(this.dir)
+    } catch (err) {
+      // The current file stays; the next move tries again, with a descriptor of its own.
+      closeSync(fd)
+      throw err
+    }
     this.#release()
     this.#older.push(this.file)
     this.fd = fd
