@@ -1,6 +1,6 @@
 import { workloadSpecs } from '../bench/workload-options.js'
 import { OptionError, optionLines, parseSpecs } from '../options.js'
-import { duration, integer, nonEmpty } from '../values.js'
+import { duration, integer, nonEmpty, oneOf } from '../values.js'
 import { TANDEM_CLIENTS } from '../target.js'
 import { pinUnavailable } from './pin.js'
 import { PEERS } from './start.js'
@@ -44,7 +44,7 @@ export const PEER_OPTION_SPECS = [
   { key: 'apply', help: 'Editors apply every update they receive, as real editors do, and rooms are checked for convergence. Off by default: that costs the generator about 35 µs per delivery at 100 editors in one document, for every system alike, CPU taken from the servers under test.' },
   { key: 'quietWaitMs', arg: 'TIME', default: '60s', parse: duration({ max: 600 * SECOND }), help: 'Before each run, wait up to this long for the machine to be idle (other processes under a quarter of a core over a second); 0 does not wait.' },
   { key: 'pin', help: 'Run each server on CPU 0 alone and the load generator on the other CPUs (taskset; Linux, 2 CPUs or more), so neither takes the other\'s core.' },
-  { key: 'tandemClient', arg: 'CLIENT', default: 'wire', parse: tandemClient, help: 'What Tandem\'s editors speak through: `wire`, its protocol over a bare WebSocket, as every peer\'s client here speaks its own; `socket.io`, the shipped client\'s socket.io-client socket, which costs the generator more per message.' },
+  { key: 'tandemClient', arg: 'CLIENT', default: 'wire', parse: oneOf(/** @type {import('../target.js').TandemClient[]} */ (Object.keys(TANDEM_CLIENTS))), help: 'What Tandem\'s editors speak through: `wire`, its protocol over a bare WebSocket, as every peer\'s client here speaks its own; `socket.io`, the shipped client\'s socket.io-client socket, which costs the generator more per message.' },
   { key: 'out', arg: 'DIR', default: 'loadtest/reports', parse: nonEmpty, help: 'Where to write peers-<timestamp>/peers.md and peers.json.' },
   { key: 'json', help: 'Print the results as JSON instead of tables.' },
   { key: 'help', help: 'Show this help.' }
@@ -94,10 +94,4 @@ function loads (raw) {
   if (raw.trim() === 'none') return []
   const one = integer(2, 5000)
   return raw.split(',').map(part => one(part))
-}
-
-/** @param {string} raw */
-function tandemClient (raw) {
-  if (!Object.hasOwn(TANDEM_CLIENTS, raw)) throw new Error(`expected one of ${Object.keys(TANDEM_CLIENTS).join(', ')}`)
-  return raw
 }

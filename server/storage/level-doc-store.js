@@ -117,7 +117,7 @@ export class LevelDocStore {
     await this.guard.write(() => this.docs.put(snapshotKey(docId), snapshot, this.writeOptions))
     if (waiting && this.#waiting.get(docId) === waiting) this.#forget(docId, waited)
     await this.guard.write(() => this.docs.clear({ ...range(docId, SINGLE), ...this.writeOptions }))
-    await this.guard.write(() => this.docs.clear({ gt: `${docId}!${SEVERAL}!`, lt: entryKey(docId, covered), ...this.writeOptions }))
+    await this.guard.write(() => this.docs.clear({ ...range(docId, SEVERAL), lt: entryKey(docId, covered), ...this.writeOptions }))
     return true
   }
 
