@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util'
+import { TANDEM_CLIENTS } from './target.js'
 import { duration, httpUrlList, integer, integerList, isLoopback, nonEmpty, number, oneOf, size } from './values.js'
 
 // Every option of the load test in one place: flag, default, unit and meaning. `parseOptions` parses
@@ -29,6 +30,8 @@ const HELP_COLUMNS = 100
  * @property {number} docSize bytes of content seeded into every document. Default 0 (a small stub).
  * @property {boolean} joinStorm connect every editor of a level at once instead of over a ramp. Default false.
  * @property {number} workers load-generator threads (0 = sized from the load). Default 0.
+ * @property {import('./target.js').TandemClient} client what the editors speak through: socket.io-client, as
+ *   the shipped client, or the same bytes over a bare WebSocket. Default socket.io.
  * @property {number} restDurationMs autocannon time per REST endpoint (0 = skip). Default 5 s.
  * @property {number} sloAckP99Ms ACK p99 a level must meet. Default 50 ms.
  * @property {number} sloBroadcastP99Ms broadcast p99 a level must meet. Default 100 ms.
@@ -78,6 +81,7 @@ export const OPTION_SPECS = [
   { key: 'docSize', arg: 'SIZE', default: '0', parse: size({ max: 64 * 1024 * 1024 }), help: 'Seed every document with this much code (e.g. 1MB) that every joiner syncs.' },
   { key: 'joinStorm', help: 'Connect and sync every editor of a level at the same instant (reports time-to-synced) instead of over a short ramp.' },
   { key: 'workers', arg: 'N', default: 'auto', parse: workers, help: 'Load-generator threads; `auto` sizes them from the expected message rate.' },
+  { key: 'client', arg: 'CLIENT', default: 'socket.io', parse: oneOf(/** @type {import('./target.js').TandemClient[]} */ (Object.keys(TANDEM_CLIENTS))), help: 'What the editors speak through: `socket.io`, socket.io-client as the shipped client uses it; `wire`, the same bytes over a bare WebSocket, which costs the generator less per message, so that a large level measures more of the server and less of the generator.' },
   { key: 'restDurationMs', arg: 'TIME', default: '5s', parse: duration({ max: 600 * SECOND }), help: 'autocannon time per REST endpoint (create, get, list, health); 0 skips the REST section.' },
   { key: 'sloAckP99Ms', arg: 'MS', default: '50', parse: number(0.001, 1e6), help: 'SLO: ACK p99 in milliseconds a level must meet.' },
   { key: 'sloBroadcastP99Ms', arg: 'MS', default: '100', parse: number(0.001, 1e6), help: 'SLO: broadcast p99 in milliseconds a level must meet.' },

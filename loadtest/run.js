@@ -48,7 +48,7 @@ export async function runLoadTest (options, hooks, argv) {
     const health = await api.health()
     const authOn = health.auth === 'on'
     const server = describeServer(health, spawned)
-    const target = tandemTarget(api, { mintTokens: authOn && options.apiKey !== null && options.token === null, urls })
+    const target = tandemTarget(api, { mintTokens: authOn && options.apiKey !== null && options.token === null, urls, client: options.client })
     /** @type {JudgedLevel[]} */
     const levels = []
     /** @type {import('./soak.js').SoakResult | null} */
@@ -134,6 +134,7 @@ function settingsOf (options, argv) {
     joinStorm: options.joinStorm,
     soakSeconds: options.soakMs === null ? null : options.soakMs / 1000,
     workers: /** @type {number | 'auto'} */ (options.workers === 0 ? 'auto' : options.workers),
+    client: options.client,
     restDurationSeconds: options.restDurationMs / 1000,
     auth: { apiKey: options.apiKey !== null, token: options.token !== null },
     command: ['npm run loadtest --', ...redact(argv).map(arg => /[^\w@%+=:,./-]/.test(arg) ? `'${arg}'` : arg)].join(' ')

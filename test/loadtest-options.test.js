@@ -23,6 +23,7 @@ describe('load test options', () => {
     assert.equal(options.sloAckP99Ms, 50)
     assert.equal(options.sloBroadcastP99Ms, 100)
     assert.equal(options.runs, 1)
+    assert.equal(options.client, 'socket.io')
     assert.ok(Object.isFrozen(options))
   })
 
@@ -57,6 +58,7 @@ describe('load test options', () => {
       [['--url', 'http://localhost:4000', '--spawn', 'single'], /exclusive/],
       [['--trace', 'x.json', '--doc-size', '1MB'], /exclusive/],
       [['--runs', '0'], /--runs "0"/],
+      [['--client', 'grpc'], /--client "grpc": expected one of socket.io, wire/],
       [['--soak', '1m', '--runs', '2'], /--soak and --runs are exclusive/]
     ]
     for (const [argv, message] of cases) {

@@ -176,6 +176,30 @@ describe('npm run loadtest against a server with auth on', () => {
   })
 })
 
+describe('npm run loadtest --client wire', () => {
+  it('drives the server over bare WebSockets: every edit acknowledged, cursors moved, every editor converged', async () => {
+    const tandem = await startServer({ maxConnectionsPerIp: 0 })
+    const out = await tempDataDir()
+    try {
+      const { stdout } = await run(process.execPath, [CLI, '--url', tandem.url, '--client', 'wire', '--editors', '4', '--per-room', '2', '--apply', 'all',
+        '--warmup', '0', '--duration', '1', '--rest-duration', '0', '--json', '--out', out.dir], { timeout: 60000 })
+      const report = JSON.parse(stdout)
+      const [level] = report.levels
+      assert.ok(level.updates.sent > 0 && level.updates.acked === level.updates.sent)
+      assert.equal(level.broadcast.lost, 0)
+      assert.ok(level.awareness.sent > 0 && level.awareness.received > 0, 'cursors moved')
+      assert.equal(level.convergence.converged, true)
+      assert.equal(level.convergence.editors, 4)
+      assert.equal(report.settings.client, 'wire')
+      const [dir] = await readdir(out.dir)
+      assert.match(await readFile(join(out.dir, dir, 'report.md'), 'utf8'), /\| Editors' client \| wire: socket\.io-client's bytes over a bare WebSocket \|/)
+    } finally {
+      await out.remove()
+      await tandem.close()
+    }
+  })
+})
+
 describe('npm run loadtest --runs 2', () => {
   it('keeps each run\'s report and shows each run\'s figures per level beside their medians', async () => {
     const tandem = await startServer({ maxConnectionsPerIp: 0 })

@@ -151,6 +151,7 @@ function settingsRows (settings, report) {
     'ACK timeout (s)': settings.ackTimeoutSeconds,
     'Join storm': settings.joinStorm ? 'yes' : 'no',
     'Generator threads': settings.workers,
+    'Editors\' client': settings.client === 'wire' ? 'wire: socket.io-client\'s bytes over a bare WebSocket' : 'socket.io-client',
     SLOs: `ACK p99 ≤ ${report.verdict.slo.ackP99Ms} ms, broadcast p99 ≤ ${report.verdict.slo.broadcastP99Ms} ms`,
     Command: `\`${settings.command}\``
   }
