@@ -183,6 +183,42 @@ describe('durability: nothing acknowledged is lost', () => {
     assert.equal(loaded.getText('content').toString(), 'before;after;')
   })
 
+  it('moves updates to LevelDB one batch at a time: an update whose move is slow is still read meanwhile', async (t) => {
+    const tandem = await startServer({ dataDir: `${data.dir}/one-move` })
+    t.after(() => tandem.close())
+    const store = /** @type {import('../server/storage/level-doc-store.js').LevelDocStore} */ (tandem.server.registry.store)
+    const docs = /** @type {any} */ (store.docs)
+    const batch = docs.batch.bind(docs)
+    /** @type {() => void} */
+    let release = () => {}
+    const held = new Promise(resolve => { release = () => resolve(undefined) })
+    let calls = 0
+    let inFlight = 0
+    let most = 0
+    // The first move's LevelDB write waits until the test lets it go on, as a busy disk would.
+    docs.batch = async (/** @type {any[]} */ ...args) => {
+      inFlight++
+      most = Math.max(most, inFlight)
+      try {
+        if (calls++ === 0) await held
+        return await batch(...args)
+      } finally {
+        inFlight--
+      }
+    }
+    await store.append('slow', [updateOf('moved slowly;')])
+    await eventually(() => calls === 1)
+    await store.append('next', [updateOf('moved next;')])
+    // Three move intervals pass while the first write is held.
+    await new Promise(resolve => setTimeout(resolve, 300))
+    assert.equal(await textOf(store, 'slow'), 'moved slowly;', 'read while its move is held')
+    release()
+    await eventually(() => calls === 2)
+    assert.equal(most, 1, 'one LevelDB write of the moves at a time')
+    assert.equal(await textOf(store, 'next'), 'moved next;')
+    assert.equal((await store.docs.keys({ gt: 'slow!b!', lt: 'slow!b!~' }).all()).length, 1, 'in LevelDB')
+  })
+
   it('unloads idle documents and loads them back intact', async () => {
     const tandem = await startServer({ dataDir: `${data.dir}/idle`, docIdleMs: 50 })
     const session = await createSession(tandem.url)
@@ -247,3 +283,21 @@ describe('durability: nothing acknowledged is lost', () => {
     assert.match(result.stderr, /MAX_UPDATE_BYTES="lots" is invalid: expected a whole number/)
   })
 })
+
+/** An update that inserts `text` into a new document's content. @param {string} text */
+function updateOf (text) {
+  const ydoc = new Y.Doc()
+  ydoc.getText('content').insert(0, text)
+  return Y.encodeStateAsUpdate(ydoc)
+}
+
+/**
+ * The text of a document as the store reads it.
+ * @param {import('../server/storage/level-doc-store.js').LevelDocStore} store
+ * @param {string} docId
+ */
+async function textOf (store, docId) {
+  const ydoc = new Y.Doc()
+  for (const update of (await store.load(docId)).updates) Y.applyUpdate(ydoc, update)
+  return ydoc.getText('content').toString()
+}

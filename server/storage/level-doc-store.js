@@ -163,12 +163,17 @@ export class LevelDocStore {
     if (waiting.length === 0) this.#waiting.delete(docId)
   }
 
-  /** @param {number} ms */
+  /**
+   * A move starts once the one before it has ended, however long LevelDB took: two at once would
+   * each take `#moving` for its own, so a read between them could miss what the first still writes,
+   * and the first, ending, could delete a log file the second rotated away from before writing it.
+   * @param {number} ms
+   */
   #scheduleMove (ms) {
     if (this.#moveTimer || this.#closed) return
     this.#moveTimer = setTimeout(() => {
       this.#moveTimer = undefined
-      this.#moved = this.#moveNow().then(
+      this.#moved = this.#moved.then(() => this.#moveNow()).then(
         () => { this.#failedMoves = 0 },
         () => {
           // LevelDB refused the batch; LevelGuard reopens it and reports storage health meanwhile.
