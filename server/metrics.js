@@ -1,4 +1,5 @@
 import client from 'prom-client'
+import { EVENTS } from '../isomorphic/events.js'
 
 /**
  * Prometheus metrics of one server instance, on its own registry so that several servers can share a
@@ -17,16 +18,17 @@ export function createMetrics ({ worker }) {
 
   return {
     registry,
-    updatesApplied: new client.Counter({ name: 'tandem_updates_applied_total', help: 'Yjs updates applied and acknowledged', registers }),
-    updateBytes: new client.Counter({ name: 'tandem_update_bytes_total', help: 'Bytes of Yjs updates applied', registers }),
-    updateDuration: new client.Histogram({
+    updatesApplied: countedOnRead({ name: 'tandem_updates_applied_total', help: 'Yjs updates applied and acknowledged', registers }),
+    updateBytes: countedOnRead({ name: 'tandem_update_bytes_total', help: 'Bytes of Yjs updates applied', registers }),
+    updateDuration: observedInBatches({
       name: 'tandem_update_duration_seconds',
       help: 'Server-side update processing: received, validated, applied, persisted, acknowledged',
       // 0.1 ms resolution at the bottom: an in-memory apply plus a LevelDB write takes well under 1 ms.
       buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
       registers
     }),
-    broadcasts: new client.Counter({ name: 'tandem_broadcast_deliveries_total', help: 'Updates and awareness messages relayed to the other editors of the room connected to the same worker', labelNames: ['event'], registers }),
+    deliveries: countedOnReadBy({ name: 'tandem_broadcast_deliveries_total', help: 'Updates and awareness messages relayed to the other editors of the room connected to the same worker', registers },
+      'event', [EVENTS.UPDATE, EVENTS.AWARENESS]),
     refusals: new client.Counter({ name: 'tandem_refusals_total', help: 'Requests and events refused, by error code', labelNames: ['code', 'event'], registers }),
     docLoadDuration: new client.Histogram({
       name: 'tandem_document_load_duration_seconds',
@@ -43,6 +45,85 @@ export function createMetrics ({ worker }) {
       registers
     }),
     slowConsumers: new client.Counter({ name: 'tandem_slow_consumers_dropped_total', help: 'Connections dropped for not reading what was sent to them', registers })
+  }
+}
+
+// The metrics the update path feeds for every update or delivery keep plain numbers there, handed to
+// prom-client when a scrape reads them (its `collect`): prom-client's own `inc` and `observe` check
+// the value, hash the labels and look the series up on every call, which cost 1.6 % of the main
+// thread at 600 editors in rooms of 5 (docs/PERFORMANCE.md, "The update path's metrics").
+
+/** What the hot path adds to, until the next scrape moves it into its counter. */
+class Tally {
+  pending = 0
+  /** @param {number} [amount] */
+  inc (amount = 1) {
+    this.pending += amount
+  }
+}
+
+/**
+ * @param {{ name: string, help: string, registers: client.Registry[] }} config
+ * @returns {Tally}
+ */
+function countedOnRead (config) {
+  const tally = new Tally()
+  new client.Counter({ // eslint-disable-line no-new -- registered; read through its registry
+    ...config,
+    collect () {
+      this.inc(tally.pending)
+      tally.pending = 0
+    }
+  })
+  return tally
+}
+
+/**
+ * One tally per value of `label`, each a series of the same counter (every one exported from the
+ * start, at 0).
+ * @template {string} V
+ * @param {{ name: string, help: string, registers: client.Registry[] }} config
+ * @param {string} label
+ * @param {readonly V[]} values
+ * @returns {Record<V, Tally>}
+ */
+function countedOnReadBy (config, label, values) {
+  const tallies = values.map(() => new Tally())
+  new client.Counter({ // eslint-disable-line no-new -- registered; read through its registry
+    ...config,
+    labelNames: [label],
+    collect () {
+      values.forEach((value, i) => {
+        this.inc({ [label]: value }, tallies[i].pending)
+        tallies[i].pending = 0
+      })
+    }
+  })
+  return /** @type {Record<V, Tally>} */ (Object.fromEntries(values.map((value, i) => [value, tallies[i]])))
+}
+
+/** Observations held before they are handed to the histogram at once. */
+const OBSERVATION_BATCH = 1024
+
+/**
+ * A histogram whose observations are held in a typed array and handed to prom-client in one loop,
+ * when a scrape reads it or when the array is full.
+ * @param {{ name: string, help: string, buckets: number[], registers: client.Registry[] }} config
+ * @returns {{ observe: (value: number) => void }}
+ */
+function observedInBatches (config) {
+  const held = new Float64Array(OBSERVATION_BATCH)
+  let count = 0
+  const handOver = () => {
+    for (let i = 0; i < count; i++) histogram.observe(held[i])
+    count = 0
+  }
+  const histogram = new client.Histogram({ ...config, collect: handOver })
+  return {
+    observe (value) {
+      held[count++] = value
+      if (count === OBSERVATION_BATCH) handOver()
+    }
   }
 }
 

@@ -218,15 +218,29 @@ describe('realtime editing', () => {
     carolAwareness.destroy()
   })
 
-  it('counts applied updates and server-side processing time in /metrics', async () => {
+  it('counts applied updates, their bytes, their deliveries and server-side processing time in /metrics', async () => {
     const before = await api(tandem.url, '/metrics')
-    const count = (/** @type {string} */ text) => Number(/^tandem_update_duration_seconds_count\{[^}]*\} (\d+)/m.exec(text)?.[1] ?? 0)
+    /** The value of the first series whose name and labels start with `series`. @param {string} text @param {string} series */
+    const valueOf = (text, series) => {
+      const line = text.split('\n').find(line => line.startsWith(series))
+      return Number(line?.slice(line.lastIndexOf(' ') + 1) ?? 0)
+    }
     const session = await createSession(tandem.url)
-    const alice = editor()
-    await alice.join(session.id)
+    const [alice, bob, carol] = [editor(), editor(), editor()]
+    for (const e of [alice, bob, carol]) await e.join(session.id)
+    let bytes = 0
+    alice.ydoc(session.id).on('update', (/** @type {Uint8Array} */ update, /** @type {unknown} */ origin) => {
+      if (origin !== 'remote') bytes += update.byteLength
+    })
     for (let i = 0; i < 5; i++) await alice.insert(session.id, 0, 'x')
     const metrics = await api(tandem.url, '/metrics')
-    assert.equal(count(metrics.body) - count(before.body), 5)
+    /** @param {string} series */
+    const added = series => valueOf(metrics.body, series) - valueOf(before.body, series)
+    assert.equal(added('tandem_update_duration_seconds_count{'), 5)
+    assert.equal(added('tandem_updates_applied_total{'), 5)
+    assert.equal(added('tandem_update_bytes_total{'), bytes)
+    // Relayed before the ACK: each update to the two other editors.
+    assert.equal(added('tandem_broadcast_deliveries_total{event="doc:update"'), 10)
     assert.match(metrics.body, /^tandem_connections\{worker="[^"]+"\} \d+/m)
     assert.match(metrics.body, /^nodejs_eventloop_lag_seconds\{/m)
     assert.match(metrics.body, /^nodejs_heap_size_used_bytes\{/m)

@@ -130,7 +130,7 @@ export class RoomRelay {
       writeFrame(socket, frame)
       sent++
     }
-    this.metrics.broadcasts.inc({ event: EVENTS.UPDATE }, sent)
+    this.metrics.deliveries[EVENTS.UPDATE].inc(sent)
   }
 
   /** @param {{ clientId: number }[]} entries of an awareness update applied to `doc.awareness` */
@@ -154,6 +154,6 @@ export class RoomRelay {
     this.#changed.clear()
     this.#awarenessSentAt = performance.now()
     this.nsp.to(roomOf(this.doc.id)).emit(EVENTS.AWARENESS, { doc: this.doc.id, update })
-    this.metrics.broadcasts.inc({ event: EVENTS.AWARENESS }, this.doc.sockets.size)
+    this.metrics.deliveries[EVENTS.AWARENESS].inc(this.doc.sockets.size)
   }
 }
