@@ -89,6 +89,45 @@ describe('npm run peers: a short run against every system, each started for it',
   })
 })
 
+describe('npm run peers --runs: each load measured again, the systems in alternating order', () => {
+  /** @type {any} */
+  let bench
+  /** @type {Awaited<ReturnType<typeof tempDataDir>>} */
+  let out
+
+  before(async () => {
+    out = await tempDataDir()
+    const { stdout } = await run(process.execPath, [PEERS_CLI, '--systems', 'tandem,ws-relay', '--one-doc', 'none', '--rooms', '10', '--runs', '2', '--duration', '1s', '--warmup', '0s', '--quiet-wait', '0', '--json', '--out', out.dir], { timeout: 90000 })
+    bench = JSON.parse(stdout)
+  })
+
+  after(() => out.remove())
+
+  it('measures every system once per run, in the listed order in odd runs and the reverse in even ones', () => {
+    assert.deepEqual(bench.results.map((/** @type {any} */ r) => `${r.system} ${r.run}`), ['tandem 1', 'ws-relay 1', 'ws-relay 2', 'tandem 2'])
+    for (const result of bench.results) assert.equal(result.error, null, `${result.system}, run ${result.run}`)
+    assert.equal(bench.settings.runs, 2)
+  })
+
+  it('adds each system\'s medians over the runs and, per peer, the median of the runs\' ratios with their range', () => {
+    const markdown = renderPeerTables(bench)
+    const rows = tableAfter(markdown, '## Tandem and its peers')
+    assert.deepEqual(rows.map(row => `${row[0]} ${row.at(-1)}`), ['tandem 1', 'ws-relay 1', 'ws-relay 2', 'tandem 2'])
+
+    const medians = tableAfter(markdown, '### Medians over 2 runs')
+    assert.deepEqual(medians.map(row => [row[0], row[1], row[2]]), [['tandem', '10 in rooms of 5', '2'], ['ws-relay', '10 in rooms of 5', '2']])
+    const cpuOf = (/** @type {string} */ system) => bench.results.filter((/** @type {any} */ r) => r.system === system).map((/** @type {any} */ r) => r.server.cpuMsPer1000Deliveries)
+    const mean = (/** @type {number[]} */ values) => (values[0] + values[1]) / 2
+    assert.equal(medians[0][9], mean(cpuOf('tandem')).toFixed(1))
+
+    const [ratioRow] = tableAfter(markdown, '### Ratios Tandem / peer')
+    assert.deepEqual(ratioRow.slice(0, 2), ['10 in rooms of 5', 'ws-relay'])
+    const perRun = [0, 1].map(i => cpuOf('tandem')[i] / cpuOf('ws-relay')[i])
+    const format = (/** @type {number} */ r) => r >= 10 ? r.toFixed(0) : r.toFixed(2)
+    assert.equal(ratioRow[6], `${format(mean(perRun))} (${format(Math.min(...perRun))}–${format(Math.max(...perRun))})`)
+  })
+})
+
 describe('npm run peers: options', () => {
   it('defaults to every system, one document of 50 to 200 editors, rooms of 5 at 300 and 600, 20 s', () => {
     const options = parsePeerOptions([])
@@ -101,6 +140,7 @@ describe('npm run peers: options', () => {
     assert.equal(options.durationMs, 20000)
     assert.equal(options.apply, false)
     assert.equal(options.tandemClient, 'wire', 'Tandem\'s editors speak over a bare WebSocket, as the peers\' do')
+    assert.equal(options.runs, 1)
     assert.ok(Object.isFrozen(options))
   })
 
@@ -112,6 +152,8 @@ describe('npm run peers: options', () => {
     assert.throws(() => parsePeerOptions(['--one-doc', 'none', '--rooms', 'none']), OptionError)
     assert.equal(parsePeerOptions(['--tandem-client', 'socket.io']).tandemClient, 'socket.io')
     assert.throws(() => parsePeerOptions(['--tandem-client', 'grpc']), (err) => err instanceof OptionError && /--tandem-client "grpc"/.test(err.message))
+    assert.equal(parsePeerOptions(['--runs', '3']).runs, 3)
+    assert.throws(() => parsePeerOptions(['--runs', '0']), (err) => err instanceof OptionError && /--runs "0"/.test(err.message))
   })
 })
 

@@ -23,7 +23,7 @@ if (options.help) {
   process.exit(0)
 }
 
-const progress = createProgress(process.stderr, { levels: loadsOf(options).length * options.systems.length })
+const progress = createProgress(process.stderr, { levels: loadsOf(options).length * options.systems.length * options.runs })
 const bench = await runPeerBench(options, { onProgress: progress.update, onNote: progress.note })
 progress.done()
 const json = JSON.stringify(bench, null, 2) + '\n'

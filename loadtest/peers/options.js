@@ -24,6 +24,7 @@ export const SYSTEM_NAMES = Object.freeze(['tandem', ...Object.keys(PEERS)])
  * @property {number} durationMs measured window per system and load. Default 20 s.
  * @property {number} warmupMs editing before the window, left out. Default 5 s.
  * @property {number} ackTimeoutMs bound on each ACK and on the wait for late broadcasts. Default 5 s.
+ * @property {number} runs times each load is measured against every system, the order alternating. Default 1.
  * @property {number} workers load-generator threads (0 = sized from the load). Default 0.
  * @property {boolean} apply editors apply every remote update and convergence is checked. Default false.
  * @property {number} quietWaitMs longest wait, before each run, for the machine to be idle. Default 60 s.
@@ -40,6 +41,7 @@ export const PEER_OPTION_SPECS = [
   { key: 'rooms', arg: 'LIST', default: '300,600', parse: loads, help: 'Loads in rooms of --per-room editors, in editors; `none` skips them.' },
   { key: 'perRoom', arg: 'K', default: '5', parse: integer(2, 1000), help: 'Editors per room of the --rooms loads.' },
   ...workloadSpecs({ durationDefault: '20s', window: 'system and load' }),
+  { key: 'runs', arg: 'N', default: '1', parse: integer(1, 20), help: 'Measure each load N times against every system, in the listed order in odd runs and the reverse in even ones (a machine that drifts over the minutes then favours no system), and add the medians over the runs and the median of the runs\' ratios Tandem/peer.' },
   { key: 'workers', arg: 'N', default: 'auto', parse: raw => raw === 'auto' ? 0 : integer(1, 64)(raw), help: 'Load-generator threads; `auto` sizes them from the message rate.' },
   { key: 'apply', help: 'Editors apply every update they receive, as real editors do, and rooms are checked for convergence. Off by default: that costs the generator about 35 µs per delivery at 100 editors in one document, for every system alike, CPU taken from the servers under test.' },
   { key: 'quietWaitMs', arg: 'TIME', default: '60s', parse: duration({ max: 600 * SECOND }), help: 'Before each run, wait up to this long for the machine to be idle (other processes under a quarter of a core over a second); 0 does not wait.' },

@@ -18,7 +18,8 @@ import { peerTarget } from './target.js'
 
 /**
  * @typedef {{ system: string, load: Load, error: string }
- *   | ({ system: string, load: Load, error: null } & ReturnType<typeof figuresOf>)} PeerResult
+ *   | ({ system: string, load: Load, error: null } & ReturnType<typeof figuresOf>)} SystemResult
+ * @typedef {SystemResult & { run: number }} PeerResult `run` counts from 1 (--runs)
  */
 
 /**
@@ -34,8 +35,8 @@ export function loadsOf (options) {
 }
 
 /**
- * Runs every system at every load. Loads are the outer loop, so the systems compared at one load
- * ran minutes apart at most, under the same conditions on the machine.
+ * Runs every system at every load, `runs` times. Loads are the outer loop, so the systems compared
+ * at one load ran minutes apart at most, under the same conditions on the machine.
  * @param {Readonly<import('./options.js').PeerBenchOptions>} options
  * @param {{ onProgress: (progress: import('../level.js').Progress) => void, onNote: (text: string) => void }} hooks
  */
@@ -46,16 +47,18 @@ export async function runPeerBench (options, hooks) {
   const results = []
   if (options.pin) pinGenerator()
   for (const load of loadsOf(options)) {
-    for (const system of options.systems) {
-      hooks.onNote(`${system}, ${load.label}`)
-      const waitedMs = await waitForQuiet(options.quietWaitMs)
-      if (waitedMs >= NOTE_WAIT_MS) hooks.onNote(`  waited ${(waitedMs / 1000).toFixed(0)} s for the machine to be idle`)
-      const result = await measure(system, load, options, hooks)
-      results.push(result)
-      hooks.onNote(result.error !== null
-        ? `  failed: ${result.error}`
-        : `  broadcast p99 ${result.broadcastMs?.p99?.toFixed(2) ?? '–'} ms, ${Math.round(result.deliveriesPerSecond)} deliveries/s, ` +
-          `${result.lost} lost, server CPU ${Math.round(result.server?.cpuPercent ?? NaN)}%, generator CPU ${Math.round(result.generator.cpuPercent)}%`)
+    for (let run = 1; run <= options.runs; run++) {
+      for (const system of runOrder(options.systems, run)) {
+        hooks.onNote(`${system}, ${load.label}${options.runs > 1 ? `, run ${run} of ${options.runs}` : ''}`)
+        const waitedMs = await waitForQuiet(options.quietWaitMs)
+        if (waitedMs >= NOTE_WAIT_MS) hooks.onNote(`  waited ${(waitedMs / 1000).toFixed(0)} s for the machine to be idle`)
+        const result = { run, ...await measure(system, load, options, hooks) }
+        results.push(result)
+        hooks.onNote(result.error !== null
+          ? `  failed: ${result.error}`
+          : `  broadcast p99 ${result.broadcastMs?.p99?.toFixed(2) ?? '–'} ms, ${Math.round(result.deliveriesPerSecond)} deliveries/s, ` +
+            `${result.lost} lost, server CPU ${Math.round(result.server?.cpuPercent ?? NaN)}%, generator CPU ${Math.round(result.generator.cpuPercent)}%`)
+      }
     }
   }
   return {
@@ -67,6 +70,7 @@ export async function runPeerBench (options, hooks) {
       systems: options.systems,
       rate: options.rate,
       payload: options.payload,
+      runs: options.runs,
       durationSeconds: options.durationMs / 1000,
       warmupSeconds: options.warmupMs / 1000,
       ackTimeoutSeconds: options.ackTimeoutMs / 1000,
@@ -80,12 +84,22 @@ export async function runPeerBench (options, hooks) {
 }
 
 /**
+ * The order of the systems in run `run` (from 1): as listed in odd runs, reversed in even ones, so
+ * that over a pair of runs each system has run as often before the other as after it.
+ * @param {readonly string[]} systems
+ * @param {number} run
+ */
+export function runOrder (systems, run) {
+  return run % 2 === 1 ? [...systems] : [...systems].reverse()
+}
+
+/**
  * Starts `system`, runs one level against it, stops it.
  * @param {string} system
  * @param {Load} load
  * @param {Readonly<import('./options.js').PeerBenchOptions>} options
  * @param {Parameters<typeof runPeerBench>[1]} hooks
- * @returns {Promise<PeerResult>}
+ * @returns {Promise<SystemResult>}
  */
 async function measure (system, load, options, hooks) {
   let server
