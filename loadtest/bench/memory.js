@@ -4,12 +4,15 @@
 // not typing. Median of 3 samples taken 1 s apart, after a settle. The editors join in two halves:
 // the second half's growth is what one more editor costs once V8's young generation has grown to
 // its size (on Node 26 it grows to 64 MB on a large machine, a step the first editors pay for).
+// How much of the growth is that young generation is read from the server's /metrics (prom-client's
+// heap space sizes), so the figure per editor can be read with and without V8's one-off resize.
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import * as Y from 'yjs'
 import { encodeAwarenessUpdate, Awareness } from 'y-protocols/awareness'
 import { TandemApi } from '../api.js'
+import { samplesOf, sum } from '../prometheus.js'
 import { startServerProcess } from '../spawn.js'
 import { joinEditor } from './joined-editor.js'
 
@@ -36,6 +39,16 @@ async function settledRss (pid) {
   return samples.sort((a, b) => a - b)[SAMPLES >> 1]
 }
 
+/**
+ * Bytes V8 has reserved for its young generation (both semi-spaces) in the server process.
+ * @param {TandemApi} api
+ */
+async function youngGeneration (api) {
+  const metrics = await api.metrics()
+  if (!metrics) throw new Error('the server exposes no /metrics')
+  return sum(samplesOf(metrics), 'nodejs_heap_space_size_total_bytes', { space: 'new' })
+}
+
 export async function run () {
   const dir = await mkdtemp(join(tmpdir(), 'tandem-bench-'))
   const { url, server } = await startServerProcess({
@@ -47,6 +60,7 @@ export async function run () {
   const editors = []
   try {
     const baseline = await settledRss(pid)
+    const youngAtStart = await youngGeneration(api)
     const rooms = EDITORS / PER_ROOM
     const firstRooms = Math.floor(rooms / 2)
     let withHalf = 0
@@ -63,6 +77,7 @@ export async function run () {
       }
     }
     const withEditors = await settledRss(pid)
+    const youngWithEditors = await youngGeneration(api)
     // Documents without editors: loaded by a content read, kept until DOC_IDLE_MS (30 s) passes.
     for (let i = 0; i < DOCUMENTS; i++) {
       const { id } = await api.createSession({ name: 'bench', content: SEED })
@@ -73,13 +88,17 @@ export async function run () {
     const perEditor = (withEditors - baseline - rooms * perDocument) / EDITORS
     const furtherEditors = EDITORS - firstRooms * PER_ROOM
     const perFurtherEditor = (withEditors - withHalf - (rooms - firstRooms) * perDocument) / furtherEditors
+    const youngPerEditor = (youngWithEditors - youngAtStart) / EDITORS
     const kb = (/** @type {number} */ bytes) => (bytes / 1024).toFixed(1)
     console.log(`Memory (RSS of the server process): ${kb(baseline)} KiB at start; ${EDITORS} idle editors in rooms of ${PER_ROOM}: +${kb(withEditors - baseline)} KiB ` +
       `(the first ${firstRooms * PER_ROOM}: +${kb(withHalf - baseline)} KiB); ` +
       `then ${DOCUMENTS} loaded documents without editors (${SEED.length}-character text each): +${kb(withDocuments - withEditors)} KiB`)
     console.log(`Memory per idle connected editor: ${kb(perEditor)} KiB (its document's share excluded), ${kb(perFurtherEditor)} KiB for each of the ` +
       `last ${furtherEditors}; per loaded document: ${kb(perDocument)} KiB`)
-    return { perEditorBytes: perEditor, perFurtherEditorBytes: perFurtherEditor, perDocumentBytes: perDocument }
+    console.log(`Of the change with the editors, V8's young generation: ${kb(youngPerEditor)} KiB per editor ` +
+      `(${(youngAtStart / 2 ** 20).toFixed(1)} → ${(youngWithEditors / 2 ** 20).toFixed(1)} MiB: V8 sizes it to the allocation rate, up to a ceiling, not to the editors); ` +
+      `per idle editor without it: ${kb(perEditor - youngPerEditor)} KiB`)
+    return { perEditorBytes: perEditor, perFurtherEditorBytes: perFurtherEditor, perDocumentBytes: perDocument, youngGenerationPerEditorBytes: youngPerEditor }
   } finally {
     for (const editor of editors) editor.close()
     await server.stop('SIGTERM')
