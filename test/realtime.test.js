@@ -233,14 +233,17 @@ describe('realtime editing', () => {
       if (origin !== 'remote') bytes += update.byteLength
     })
     for (let i = 0; i < 5; i++) await alice.insert(session.id, 0, 'x')
+    await eventually(() => bob.text(session.id) === 'xxxxx' && carol.text(session.id) === 'xxxxx')
     const metrics = await api(tandem.url, '/metrics')
     /** @param {string} series */
     const added = series => valueOf(metrics.body, series) - valueOf(before.body, series)
     assert.equal(added('tandem_update_duration_seconds_count{'), 5)
     assert.equal(added('tandem_updates_applied_total{'), 5)
     assert.equal(added('tandem_update_bytes_total{'), bytes)
-    // Relayed before the ACK: each update to the two other editors.
-    assert.equal(added('tandem_broadcast_deliveries_total{event="doc:update"'), 10)
+    // What the two other editors received (a busy moment may merge updates into one broadcast).
+    const relayed = [bob, carol].reduce((sum, e) => sum + e.received.filter(r => r.event === EVENTS.UPDATE).length, 0)
+    assert.ok(relayed >= 2, `${relayed} updates relayed`)
+    assert.equal(added('tandem_broadcast_deliveries_total{event="doc:update"'), relayed)
     assert.match(metrics.body, /^tandem_connections\{worker="[^"]+"\} \d+/m)
     assert.match(metrics.body, /^nodejs_eventloop_lag_seconds\{/m)
     assert.match(metrics.body, /^nodejs_heap_size_used_bytes\{/m)

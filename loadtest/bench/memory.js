@@ -21,6 +21,8 @@ const PER_ROOM = 5
 const DOCUMENTS = Number(process.env.DOCUMENTS ?? 500)
 const SEED = 'function example () {\n  return 42\n}\n'.repeat(25)
 const SAMPLES = 3
+/** prom-client's default metric of each V8 heap space's reserved size. */
+const HEAP_SPACE_SIZE = 'nodejs_heap_space_size_total_bytes'
 
 /** @param {number} pid RSS in bytes */
 async function rss (pid) {
@@ -40,13 +42,17 @@ async function settledRss (pid) {
 }
 
 /**
- * Bytes V8 has reserved for its young generation (both semi-spaces) in the server process.
+ * Bytes V8 has reserved for its young generation (its `new` space; large young objects apart) in the
+ * server process.
  * @param {TandemApi} api
  */
 async function youngGeneration (api) {
-  const metrics = await api.metrics()
-  if (!metrics) throw new Error('the server exposes no /metrics')
-  return sum(samplesOf(metrics), 'nodejs_heap_space_size_total_bytes', { space: 'new' })
+  const samples = samplesOf(await api.metrics() ?? [])
+  const where = { space: 'new' }
+  if (!samples.some(sample => sample.name === HEAP_SPACE_SIZE && sample.labels.space === where.space)) {
+    throw new Error(`the server's /metrics has no ${HEAP_SPACE_SIZE}{space="new"}`)
+  }
+  return sum(samples, HEAP_SPACE_SIZE, where)
 }
 
 export async function run () {

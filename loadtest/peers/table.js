@@ -41,7 +41,7 @@ export function renderPeerTables (bench) {
       'Other CPU: what the rest of the machine used meanwhile (from /proc/stat), which neither the server nor the generator could have.',
     ...(runs > 1 ? medians(measured, runs) : []),
     ...ratios(measured, runs),
-    ...limits(measured)
+    ...limits(measured, runs)
   ].join('\n\n') + '\n'
 }
 
@@ -112,13 +112,14 @@ function ratioRows (measured) {
 }
 
 /**
- * One pair's ratio as it is, several as their median with the lowest and highest.
+ * One pair's ratio as it is, several as their median with the lowest and highest (pairs without a
+ * figure, such as a failed run's, are left out).
  * @param {(number | null)[]} ratios
  */
 function ratioCell (ratios) {
   const known = /** @type {number[]} */ (ratios.filter(value => value !== null))
   if (known.length === 0) return '–'
-  if (ratios.length === 1) return formatRatio(known[0])
+  if (known.length === 1) return formatRatio(known[0])
   return `${formatRatio(/** @type {number} */ (medianOf(known)))} (${formatRatio(Math.min(...known))}–${formatRatio(Math.max(...known))})`
 }
 
@@ -140,16 +141,22 @@ function groupBy (items, keyOf) {
   return groups
 }
 
-/** @param {Extract<PeerResult, { error: null }>[]} measured */
-function limits (measured) {
-  const notes = measured.flatMap(result => [
-    ...((result.otherCpuPercent ?? 0) >= OTHER_CPU_NOTE ? [`${result.system}, ${result.load.label}: other processes used ${Math.round(/** @type {number} */ (result.otherCpuPercent))}% of a core during the window`] : []),
-    ...result.generator.warnings.map(warning => `${result.system}, ${result.load.label}: ${warning}`),
-    ...(result.lost > 0 ? [`${result.system}, ${result.load.label}: ${result.lost} of ${result.expected} broadcasts not received within the ACK timeout after the window`] : []),
-    ...(result.joinFailed > 0 ? [`${result.system}, ${result.load.label}: ${result.joinFailed} editors failed to join`] : []),
-    ...(result.timedOut > 0 ? [`${result.system}, ${result.load.label}: ${result.timedOut} of ${result.sent} updates got no ACK within the ACK timeout`] : []),
-    ...(result.disconnects > 0 ? [`${result.system}, ${result.load.label}: ${result.disconnects} editors were disconnected`] : [])
-  ])
+/**
+ * @param {Measured[]} measured
+ * @param {number} runs
+ */
+function limits (measured, runs) {
+  const notes = measured.flatMap(result => {
+    const where = `${result.system}, ${result.load.label}${runs > 1 ? `, run ${result.run}` : ''}`
+    return [
+      ...((result.otherCpuPercent ?? 0) >= OTHER_CPU_NOTE ? [`${where}: other processes used ${Math.round(/** @type {number} */ (result.otherCpuPercent))}% of a core during the window`] : []),
+      ...result.generator.warnings.map(warning => `${where}: ${warning}`),
+      ...(result.lost > 0 ? [`${where}: ${result.lost} of ${result.expected} broadcasts not received within the ACK timeout after the window`] : []),
+      ...(result.joinFailed > 0 ? [`${where}: ${result.joinFailed} editors failed to join`] : []),
+      ...(result.timedOut > 0 ? [`${where}: ${result.timedOut} of ${result.sent} updates got no ACK within the ACK timeout`] : []),
+      ...(result.disconnects > 0 ? [`${where}: ${result.disconnects} editors were disconnected`] : [])
+    ]
+  })
   return notes.length === 0 ? [] : ['### What limited these figures', notes.map(note => `- ${note}`).join('\n')]
 }
 

@@ -1,14 +1,14 @@
 import { AppError } from '../errors.js'
 
+/** The default clock, one for every bucket (a closure per bucket costs each connection ~300 bytes). */
+const performanceNow = () => performance.now()
+
 /**
  * A per-connection rate: a bucket of `perSecond` tokens refilled continuously, so a burst up to one
  * second's worth passes and a flood is held to the rate. It is synchronous on purpose: it runs on
  * every update before the update is applied, and an await there would let a connection's later
  * update overtake an earlier one. A connection lives in one process, so there is nothing to share.
  */
-/** The default clock, one for every bucket (a closure per bucket costs each connection ~300 bytes). */
-const performanceNow = () => performance.now()
-
 export class TokenBucket {
   /**
    * @param {string} name shown in refusals (`updates per second`)
