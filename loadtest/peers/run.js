@@ -89,7 +89,7 @@ export async function runPeerBench (options, hooks) {
  * @param {readonly string[]} systems
  * @param {number} run
  */
-export function runOrder (systems, run) {
+function runOrder (systems, run) {
   return run % 2 === 1 ? [...systems] : [...systems].reverse()
 }
 
