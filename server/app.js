@@ -62,9 +62,11 @@ export async function createServer (config, deps = {}) {
   // Upgraded (WebSocket) connections leave the HTTP server's books: close() ends them by hand.
   /** @type {Set<import('node:stream').Duplex>} */
   const upgraded = new Set()
+  /** @this {import('node:stream').Duplex} */
+  const forgetUpgraded = function () { upgraded.delete(this) }
   httpServer.on('upgrade', (_req, socket) => {
     upgraded.add(socket)
-    socket.once('close', () => upgraded.delete(socket))
+    socket.once('close', forgetUpgraded)
   })
   const relayOptions = { awarenessIntervalMs: config.awarenessIntervalMs, fanOutSpacing: config.fanOutSpacing, metrics }
   const registry = new DocRegistry({

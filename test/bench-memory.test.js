@@ -5,6 +5,7 @@ import { describe, it } from 'node:test'
 
 const run = promisify(execFile)
 const MEMORY_BENCH = new URL('../loadtest/bench/memory.js', import.meta.url).pathname
+const HEAP_BENCH = new URL('../loadtest/bench/heap.js', import.meta.url).pathname
 
 describe('the memory bench (npm run bench)', () => {
   it('reports the RSS per idle editor and per loaded document of a real server, and how much of it is V8\'s young generation', async () => {
@@ -19,5 +20,16 @@ describe('the memory bench (npm run bench)', () => {
     assert.ok(startMiB > 0 && withEditorsMiB > 0, stdout)
     assert.ok(Math.abs(youngPerEditor - (withEditorsMiB - startMiB) * 1024 / 10) <= 10.3, stdout)
     assert.ok(Math.abs(withoutYoung - (perEditor - youngPerEditor)) < 0.15, stdout)
+  })
+
+  it('reports the live heap per idle editor from two heap snapshots of a real server, by kind of object', async () => {
+    const { stdout } = await run(process.execPath, [HEAP_BENCH], { env: { ...process.env, EDITORS: '10' }, timeout: 120000 })
+    const match = /Live heap per idle editor .*: ([\d.]+) KiB; largest kinds: (.*)$/m.exec(stdout)
+    assert.ok(match, stdout)
+    // Each connected editor keeps its sockets (TCP, Engine.IO, Socket.IO) and its membership alive.
+    assert.ok(Number(match[1]) > 1, stdout)
+    const kinds = match[2].split(', ').map(entry => Number(/ (-?\d+) B$/.exec(entry)?.[1]))
+    assert.equal(kinds.length, 8, stdout)
+    assert.deepEqual(kinds, [...kinds].sort((a, b) => b - a), stdout)
   })
 })

@@ -1,5 +1,5 @@
 // `npm run bench`: the single-process micro-benchmarks quoted in docs/PERFORMANCE.md (ACK latency,
-// document load, memory). `npm run bench -- scale` runs the scale-out bench (bench/scale.js)
+// document load, memory, live heap). `npm run bench -- scale` runs the scale-out bench (bench/scale.js)
 // instead, with the arguments after `scale`.
 // Each bench is loaded only when it runs, so a run loads only what it measures.
 
@@ -17,4 +17,5 @@ if (argv[0] === SCALE) {
   await (await import('./ack-latency.js')).run()
   await (await import('./doc-load.js')).run()
   await (await import('./memory.js')).run()
+  await (await import('./heap.js')).run()
 }

@@ -26,32 +26,45 @@ export function admission ({ config, limits, access, clientIpOf, audit, pendingC
     else open.set(ip, count)
   }
 
+  /**
+   * Gives the IP's seat back, once: when the transport closes, or when admission fails.
+   * @param {string} ip
+   */
+  const seatOf = (ip) => {
+    let seated = true
+    return () => {
+      if (seated) release(ip)
+      seated = false
+    }
+  }
+
+  /**
+   * @param {string} ip
+   * @param {(err?: Error) => void} next
+   * @param {unknown} err
+   */
+  const refuse = (ip, next, err) => {
+    const body = err instanceof AppError ? err : new AppError('INTERNAL', 'connection refused')
+    audit.refusedFrom('socket.connect', { ip, code: body.code, reason: body.message })
+    next(Object.assign(new Error(body.message), { data: { code: body.code, message: body.message, details: body.details } }))
+  }
+
   return (socket, next) => {
     pendingConnections?.connected(socket.conn)
     const ip = clientIpOf(socket.request)
-    /** @param {unknown} err */
-    const refuse = (err) => {
-      const body = err instanceof AppError ? err : new AppError('INTERNAL', 'connection refused')
-      audit.refusedFrom('socket.connect', { ip, code: body.code, reason: body.message })
-      next(Object.assign(new Error(body.message), { data: { code: body.code, message: body.message, details: body.details } }))
-    }
     // The seat is taken before the awaits below, so a burst of connections cannot all pass the check.
     if (config.maxConnectionsPerIp !== 0 && (open.get(ip) ?? 0) >= config.maxConnectionsPerIp) {
-      refuse(new AppError('RATE_LIMITED', `at most ${config.maxConnectionsPerIp} open connections per address`))
+      refuse(ip, next, new AppError('RATE_LIMITED', `at most ${config.maxConnectionsPerIp} open connections per address`))
       return
     }
     open.set(ip, (open.get(ip) ?? 0) + 1)
     // Freed when the transport closes: that also covers a client gone before admission finished,
-    // for which Socket.IO never emits `disconnect`.
-    let seated = true
-    const free = () => {
-      if (seated) release(ip)
-      seated = false
-    }
+    // for which Socket.IO never emits `disconnect`. The connection keeps only this small closure.
+    const free = seatOf(ip)
     socket.conn.once('close', free)
     admit(socket, ip).then(() => next(), (err) => {
       free()
-      refuse(err)
+      refuse(ip, next, err)
     })
   }
 

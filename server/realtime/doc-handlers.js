@@ -4,8 +4,7 @@ import { AppError } from '../errors.js'
 import { connectionLimits } from '../limits/limits.js'
 import { EVENTS, ROLES } from '../../isomorphic/events.js'
 import { detach, membershipsOf } from './editors.js'
-import { invalidUpdateLimit } from './invalid-updates.js'
-import { checkStateVector, joiner } from './join.js'
+import { checkStateVector, Joiner } from './join.js'
 import { binaryOf, docIdOf } from './payloads.js'
 import { relayOf } from './room-relay.js'
 import { dropIfSlow } from './slow-consumers.js'
@@ -36,55 +35,109 @@ import { withAck } from './with-ack.js'
 const AUDITED = new Set(['UNAUTHORIZED', 'FORBIDDEN', 'RATE_LIMITED', 'TOO_LARGE', 'INVALID_UPDATE', 'OUT_OF_SYNC'])
 const AUDIT_INTERVAL_MS = 10_000
 
+/** @type {WeakMap<import('socket.io').Socket, Connection>} */
+const connections = new WeakMap()
+
 /**
- * The document events of one connection: join, leave, update, awareness (docs/PROTOCOL.md).
- * @param {import('socket.io').Socket} socket
- * @param {RealtimeContext} ctx
+ * What the document events know of one connection. The handlers themselves are the server's, one
+ * set for every socket (Socket.IO calls them with the socket as `this`): a set of closures per
+ * connection cost each idle editor ~2 KiB of heap.
  */
-export function registerDocHandlers (socket, ctx) {
-  const { registry, config, metrics, limits, audit } = ctx
-  const logger = ctx.logger.child({ socket: socket.id })
-  const ip = ctx.clientIpOf(socket.request)
-  /** @type {Map<string, number>} when each refusal code was last audited */
-  const audited = new Map()
-  const countInvalid = invalidUpdateLimit(socket, config.maxInvalidUpdates, logger)
-  /** @type {(event: string, error: import('../../isomorphic/error-codes.js').ErrorBody) => void} */
-  const onRefused = (event, error) => {
-    auditRefusal(event, error)
-    countInvalid(event, error)
+class Connection {
+  /**
+   * @param {import('socket.io').Socket} socket
+   * @param {RealtimeContext} ctx
+   */
+  constructor (socket, ctx) {
+    this.socket = socket
+    this.ctx = ctx
+    this.logger = ctx.logger.child({ socket: socket.id })
+    this.ip = ctx.clientIpOf(socket.request)
+    this.memberships = membershipsOf(socket)
+    this.rates = connectionLimits(ctx.config, ctx.now)
+    this.joiner = new Joiner(socket, ctx, this.logger)
+    // Bytes of join replies built but not yet handed to Engine.IO (each goes out a moment after it
+    // is built): joins that arrive together are all built before the first is sent.
+    this.unsentReplyBytes = 0
+    /** Updates refused as INVALID_UPDATE. */
+    this.invalidUpdates = 0
+    /** @type {Map<string, number> | null} when each refusal code was last audited */
+    this.audited = null
   }
-  const deps = { metrics, logger, onRefused }
-  const memberships = membershipsOf(socket)
-  const rates = connectionLimits(config, ctx.now)
-  const { relayOptions } = ctx
-  const slowConsumers = { maxBufferedBytes: config.maxBufferedBytes, metrics, audit }
-  // Bytes of join replies built but not yet handed to Engine.IO (each goes out a moment after it
-  // is built): joins that arrive together are all built before the first is sent.
-  let unsentReplyBytes = 0
+
+  /**
+   * Told of every refusal: audits the ones that may mean abuse, and closes a connection once
+   * `maxInvalidUpdates` of its updates were refused as INVALID_UPDATE (0: never). An honest client
+   * sends none (a mismatch with the document is OUT_OF_SYNC, not invalid), while each one costs
+   * the server a full decode of up to MAX_UPDATE_BYTES, and one that slips past the checks and
+   * fails while applying reloads the document for every editor.
+   * @param {string} event
+   * @param {import('../../isomorphic/error-codes.js').ErrorBody} error
+   */
+  refused (event, error) {
+    this.#audit(event, error)
+    const { maxInvalidUpdates } = this.ctx.config
+    if (maxInvalidUpdates === 0 || event !== EVENTS.UPDATE || error.code !== 'INVALID_UPDATE') return
+    this.invalidUpdates++
+    if (this.invalidUpdates !== maxInvalidUpdates) return
+    this.logger.warn({ invalid: this.invalidUpdates }, 'closing a connection that keeps sending invalid updates')
+    // After the refusal's ACK has gone out.
+    setImmediate(() => this.socket.disconnect(true))
+  }
+
+  /**
+   * An audit line for a refusal that may mean abuse, at most once per code per interval.
+   * @param {string} event
+   * @param {import('../../isomorphic/error-codes.js').ErrorBody} error
+   */
+  #audit (event, error) {
+    if (!AUDITED.has(error.code)) return
+    const now = Date.now()
+    this.audited ??= new Map()
+    if (now - (this.audited.get(error.code) ?? -Infinity) < AUDIT_INTERVAL_MS) return
+    this.audited.set(error.code, now)
+    const users = [...this.memberships.values()].map(membership => membership.user).filter(user => user !== null)
+    this.ctx.audit.refused(event, { ip: this.ip, socket: this.socket.id, users: [...new Set(users)], code: error.code, reason: error.message })
+  }
+}
+
+/** @param {import('socket.io').Socket} socket */
+const connectionOf = socket => /** @type {Connection} */ (connections.get(socket))
+
+/**
+ * The document events (docs/PROTOCOL.md): join, leave, update, awareness. Returns what to call on
+ * each new connection.
+ * @param {RealtimeContext} ctx
+ * @returns {(socket: import('socket.io').Socket) => void}
+ */
+export function docHandlers (ctx) {
+  const { registry, config, metrics, relayOptions } = ctx
+  const deps = { metrics, connectionOf }
+  const slowConsumers = { maxBufferedBytes: config.maxBufferedBytes, metrics, audit: ctx.audit }
   const awarenessLimits = {
     maxStateBytes: config.maxAwarenessStateBytes,
     maxTotalBytes: config.maxAwarenessBytes,
     holdMs: config.awarenessIdHoldMs
   }
-  const join = joiner(socket, ctx, logger)
-  const acceptDeps = { config, registry, logger }
+  const acceptDeps = { config, registry, logger: ctx.logger }
 
-  socket.on(EVENTS.JOIN, withAck(EVENTS.JOIN, async (payload) => {
+  const onJoin = withAck(EVENTS.JOIN, async (/** @type {Connection} */ connection, payload) => {
+    const { socket } = connection
     const docId = docIdOf(payload)
     const sv = payload.sv === undefined ? undefined : binaryOf(payload, 'sv', config.maxUpdateBytes)
     if (sv) checkStateVector(sv)
-    await limits.joins.take(ip)
-    const { doc, editors, role } = await join(docId, payload.token ?? socket.handshake.auth?.token)
+    await ctx.limits.joins.take(connection.ip)
+    const { doc, editors, role } = await connection.joiner.join(docId, payload.token ?? socket.handshake.auth?.token)
     // A reply holds the whole document: a client that asks for it again and again without reading
     // what it is sent would have the server queue copies faster than the timer of slow consumers
     // looks (hundreds in one turn of the event loop). Only what waits already counts, so one reply
     // larger than the limit still goes to a client that reads.
-    if (dropIfSlow(socket.conn, unsentReplyBytes, slowConsumers)) {
+    if (dropIfSlow(socket.conn, connection.unsentReplyBytes, slowConsumers)) {
       throw new AppError('RATE_LIMITED', 'the connection does not read what it is sent')
     }
     const update = Y.encodeStateAsUpdate(doc.ydoc, sv)
-    unsentReplyBytes += update.byteLength
-    setImmediate(() => { unsentReplyBytes -= update.byteLength })
+    connection.unsentReplyBytes += update.byteLength
+    setImmediate(() => { connection.unsentReplyBytes -= update.byteLength })
     return {
       update,
       sv: Y.encodeStateVector(doc.ydoc),
@@ -93,58 +146,56 @@ export function registerDocHandlers (socket, ctx) {
       editors,
       maxUpdateBytes: config.maxUpdateBytes
     }
-  }, deps))
+  }, deps)
 
-  socket.on(EVENTS.LEAVE, withAck(EVENTS.LEAVE, (payload) => {
+  const onLeave = withAck(EVENTS.LEAVE, (/** @type {Connection} */ connection, payload) => {
     const docId = docIdOf(payload)
-    if (!detach(socket, docId, registry)) throw notJoined(docId)
-  }, deps))
+    if (!detach(connection.socket, docId, registry)) throw notJoined(docId)
+  }, deps)
 
-  socket.on(EVENTS.UPDATE, withAck(EVENTS.UPDATE, async (payload) => {
+  const onUpdate = withAck(EVENTS.UPDATE, async (/** @type {Connection} */ connection, payload) => {
     const received = performance.now()
     const docId = docIdOf(payload)
     const update = binaryOf(payload, 'update', config.maxUpdateBytes)
-    const membership = memberships.get(docId)
+    const membership = connection.memberships.get(docId)
     if (!membership) throw notJoined(docId)
     if (membership.role === ROLES.VIEWER) throw new AppError('FORBIDDEN', 'viewers cannot edit')
-    rates.updates.take()
-    rates.bytes.take(update.byteLength)
+    connection.rates.updates.take()
+    connection.rates.bytes.take(update.byteLength)
     const { doc } = membership
+    const { socket } = connection
     await acceptUpdate(doc, update, socket, relayOf(doc, socket.nsp, relayOptions), acceptDeps)
     metrics.updatesApplied.inc()
     metrics.updateBytes.inc(update.byteLength)
     metrics.updateDuration.observe((performance.now() - received) / 1000)
-  }, deps))
+  }, deps)
 
-  socket.on(EVENTS.AWARENESS, withAck(EVENTS.AWARENESS, (payload) => {
+  const onAwareness = withAck(EVENTS.AWARENESS, (/** @type {Connection} */ connection, payload) => {
     const docId = docIdOf(payload)
     const update = binaryOf(payload, 'update', config.maxUpdateBytes)
-    const membership = memberships.get(docId)
+    const membership = connection.memberships.get(docId)
     if (!membership) throw notJoined(docId)
-    rates.awareness.take()
-    rates.bytes.take(update.byteLength)
+    connection.rates.awareness.take()
+    connection.rates.bytes.take(update.byteLength)
+    const { socket } = connection
     const entries = membership.doc.awareness.apply(update,
       { owner: socket, user: membership.user, announced: membership.awarenessClients }, awarenessLimits)
     relayOf(membership.doc, socket.nsp, relayOptions).awareness(entries)
-  }, deps, { optional: true }))
+  }, deps, { optional: true })
 
-  /**
-   * An audit line for a refusal that may mean abuse, at most once per code per interval.
-   * @param {string} event
-   * @param {import('../../isomorphic/error-codes.js').ErrorBody} error
-   */
-  function auditRefusal (event, error) {
-    if (!AUDITED.has(error.code)) return
-    const now = Date.now()
-    if (now - (audited.get(error.code) ?? -Infinity) < AUDIT_INTERVAL_MS) return
-    audited.set(error.code, now)
-    const users = [...memberships.values()].map(membership => membership.user).filter(user => user !== null)
-    audit.refused(event, { ip, socket: socket.id, users: [...new Set(users)], code: error.code, reason: error.message })
+  /** @this {import('socket.io').Socket} */
+  function onDisconnect () {
+    for (const docId of [...membershipsOf(this).keys()]) detach(this, docId, registry)
   }
 
-  socket.on('disconnect', () => {
-    for (const docId of [...memberships.keys()]) detach(socket, docId, registry)
-  })
+  return (socket) => {
+    connections.set(socket, new Connection(socket, ctx))
+    socket.on(EVENTS.JOIN, onJoin)
+    socket.on(EVENTS.LEAVE, onLeave)
+    socket.on(EVENTS.UPDATE, onUpdate)
+    socket.on(EVENTS.AWARENESS, onAwareness)
+    socket.on('disconnect', onDisconnect)
+  }
 }
 
 /** @param {string} docId */

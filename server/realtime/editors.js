@@ -12,11 +12,14 @@ import { forgetAwareness, roomOf } from './room-relay.js'
  *   doc: import('../docs/live-doc.js').LiveDoc,
  *   awarenessClients: Set<number>,
  *   cancelExpiry: () => void,
- *   freeSeat: () => void
+ *   seats: Seats
  * }} Membership
  */
 
 /** @typedef {{ tokenId?: string, user?: string }} Revoked */
+/** @typedef {Pick<import('./cluster.js').Cluster['seats'], 'free'>} Seats */
+
+const NO_EXPIRY = () => {}
 
 /** @type {WeakMap<import('socket.io').Socket, Map<string, Membership>>} */
 const memberships = new WeakMap()
@@ -42,13 +45,13 @@ export function membershipsOf (socket) {
  * @param {import('../docs/live-doc.js').LiveDoc} doc
  * @param {import('../auth/access.js').Membership} access
  * @param {import('../docs/doc-registry.js').DocRegistry} registry
- * @param {() => void} freeSeat gives the seat back when the membership ends
+ * @param {Seats} seats where the seat goes back when the membership ends
  */
-export function attach (socket, doc, { role, user, tokenId, expiresAtMs }, registry, freeSeat) {
+export function attach (socket, doc, { role, user, tokenId, expiresAtMs }, registry, seats) {
   const cancelExpiry = expiresAtMs === null
-    ? () => {}
+    ? NO_EXPIRY
     : callAt(expiresAtMs, () => closeMembership(socket, doc.id, registry, CLOSE_REASONS.EXPIRED))
-  membershipsOf(socket).set(doc.id, { doc, role, user, tokenId, expiresAtMs, awarenessClients: new Set(), cancelExpiry, freeSeat })
+  membershipsOf(socket).set(doc.id, { doc, role, user, tokenId, expiresAtMs, awarenessClients: new Set(), cancelExpiry, seats })
   doc.sockets.add(socket)
   socket.join(roomOf(doc.id))
 }
@@ -79,7 +82,7 @@ export function detach (socket, docId, registry) {
   if (!membership) return false
   const { doc, awarenessClients } = membership
   membership.cancelExpiry()
-  membership.freeSeat()
+  membership.seats.free(docId)
   memberships.delete(docId)
   doc.sockets.delete(socket)
   socket.leave(roomOf(docId))

@@ -1,7 +1,7 @@
 import { Server } from 'socket.io'
 import { corsHeaderOf, hostAllowed, originAllowed } from '../http/origins.js'
 import { PARSER } from '../../isomorphic/parser.js'
-import { registerDocHandlers } from './doc-handlers.js'
+import { docHandlers } from './doc-handlers.js'
 import { logRefusedConnections, watchedParser } from './refused-connections.js'
 
 // Headroom over `maxUpdateBytes` for the packet around an update, so an update just over the limit
@@ -52,12 +52,15 @@ export function createIo (httpServer, { config, corsOrigin, localOnly = false, a
  */
 export function handleConnections (io, ctx) {
   const { logger } = ctx
+  const register = docHandlers(ctx)
+  /** @this {import('socket.io').Socket} @param {string} reason */
+  function onDisconnect (reason) {
+    logger.info({ socket: this.id, reason }, 'disconnected')
+  }
   io.on('connection', (socket) => {
     const address = socket.handshake.address
     logger.info({ socket: socket.id, address, transport: socket.conn.transport.name }, 'connected')
-    socket.on('disconnect', (reason) => {
-      logger.info({ socket: socket.id, reason }, 'disconnected')
-    })
-    registerDocHandlers(socket, ctx)
+    socket.on('disconnect', onDisconnect)
+    register(socket)
   })
 }

@@ -14,24 +14,31 @@ import { attach, closeMembership, detach, membershipsOf } from './editors.js'
  * How one connection joins documents: `join(docId, token)` lets it into a document it has not
  * joined, or refreshes one it holds, and resolves with the document, the room's editors
  * cluster-wide and the role granted. The reply (state, state vector, cursors) is the handler's.
- * @param {import('socket.io').Socket} socket
- * @param {import('./doc-handlers.js').RealtimeContext} ctx
- * @param {import('pino').Logger} logger the connection's
  */
-export function joiner (socket, ctx, logger) {
-  const { registry, sessions, cluster, config, access } = ctx
-  const memberships = membershipsOf(socket)
+export class Joiner {
   /** Joins of documents not yet held that are still in flight. */
-  let joining = 0
+  #joining = 0
+
+  /**
+   * @param {import('socket.io').Socket} socket
+   * @param {import('./doc-handlers.js').RealtimeContext} ctx
+   * @param {import('pino').Logger} logger the connection's
+   */
+  constructor (socket, ctx, logger) {
+    this.socket = socket
+    this.ctx = ctx
+    this.logger = logger
+    this.memberships = membershipsOf(socket)
+  }
 
   /**
    * @param {string} docId
    * @param {unknown} token the join's own, else the handshake's
    * @returns {Promise<Joined>}
    */
-  async function join (docId, token) {
-    const joined = memberships.get(docId)
-    return joined ? rejoin(joined) : admit(docId, token)
+  async join (docId, token) {
+    const joined = this.memberships.get(docId)
+    return joined ? this.#rejoin(joined) : this.#admit(docId, token)
   }
 
   /**
@@ -40,15 +47,16 @@ export function joiner (socket, ctx, logger) {
    * @param {string} docId
    * @param {unknown} token
    */
-  async function admit (docId, token) {
-    if (memberships.size + joining >= config.maxDocsPerSocket) {
-      throw new AppError('RATE_LIMITED', `a connection may hold at most ${config.maxDocsPerSocket} documents`)
+  async #admit (docId, token) {
+    const { maxDocsPerSocket } = this.ctx.config
+    if (this.memberships.size + this.#joining >= maxDocsPerSocket) {
+      throw new AppError('RATE_LIMITED', `a connection may hold at most ${maxDocsPerSocket} documents`)
     }
-    joining++
+    this.#joining++
     try {
-      return await enter(docId, token)
+      return await this.#enter(docId, token)
     } finally {
-      joining--
+      this.#joining--
     }
   }
 
@@ -62,33 +70,34 @@ export function joiner (socket, ctx, logger) {
    * @param {unknown} token
    * @returns {Promise<Joined>}
    */
-  async function enter (docId, token) {
+  async #enter (docId, token) {
+    const { registry, sessions, cluster, config, access } = this.ctx
+    const { socket, memberships, logger } = this
     const grant = await access.authorize(token, docId)
     const session = await sessions.record(docId)
     const doc = await registry.open(docId)
     let editors
     try {
-      editors = await takeSeat(docId, session.maxEditors)
+      editors = await this.#takeSeat(docId, session.maxEditors)
     } catch (err) {
       registry.release(doc)
       throw err
     }
-    const freeSeat = () => cluster.seats.free(docId)
     // A second join of the same document may have raced this one through the awaits above.
     const raced = memberships.get(docId)
     if (raced || !socket.connected) {
-      freeSeat()
+      cluster.seats.free(docId)
       registry.release(doc)
-      if (raced) return rejoin(raced)
+      if (raced) return this.#rejoin(raced)
       throw new AppError('BAD_REQUEST', 'disconnected while joining')
     }
     // The copy may have been dropped meanwhile (a refused write, a session deleted): its editors
     // were told to leave or rejoin, and a socket attached to it now would hear from no one.
     if (registry.get(docId) !== doc) {
-      freeSeat()
+      cluster.seats.free(docId)
       throw droppedWhileJoining(docId)
     }
-    attach(socket, doc, grant, registry, freeSeat)
+    attach(socket, doc, grant, registry, cluster.seats)
     // Seats are counted per connection: without this one token could open them all.
     if (config.maxConnectionsPerUser !== 0 && grant.user !== null &&
         connectionsOf(doc, grant.user) > config.maxConnectionsPerUser) {
@@ -122,13 +131,13 @@ export function joiner (socket, ctx, logger) {
    * @param {number} maxEditors
    * @returns {Promise<number>} the session's editors with this one
    */
-  async function takeSeat (docId, maxEditors) {
+  async #takeSeat (docId, maxEditors) {
     let editors
     try {
-      editors = await cluster.seats.take(docId, maxEditors)
+      editors = await this.ctx.cluster.seats.take(docId, maxEditors)
     } catch (err) {
       // Redis is down: its health check says so; a line per refused join would flood the log.
-      logger.debug({ err, doc: docId }, 'could not take a seat')
+      this.logger.debug({ err, doc: docId }, 'could not take a seat')
       throw new AppError('UNAVAILABLE', 'could not take a seat in the session; retry')
     }
     if (editors === null) throw roomFull(docId, maxEditors)
@@ -141,7 +150,9 @@ export function joiner (socket, ctx, logger) {
    * @param {Membership} membership
    * @returns {Promise<Joined>}
    */
-  async function rejoin ({ doc, role, expiresAtMs }) {
+  async #rejoin ({ doc, role, expiresAtMs }) {
+    const { registry, cluster } = this.ctx
+    const { socket } = this
     if (expiresAtMs !== null && Date.now() >= expiresAtMs) {
       closeMembership(socket, doc.id, registry, CLOSE_REASONS.EXPIRED)
       throw new AppError('UNAUTHORIZED', 'the token has expired')
@@ -150,12 +161,10 @@ export function joiner (socket, ctx, logger) {
       detach(socket, doc.id, registry)
       throw droppedWhileJoining(doc.id)
     }
-    await catchUp(doc, logger)
+    await catchUp(doc, this.logger)
     const [editors] = await cluster.editorCounts([doc.id])
     return { doc, editors, role }
   }
-
-  return join
 }
 
 /** @param {Uint8Array} sv */

@@ -43,19 +43,23 @@ export function logRefusedConnections (io, watched, logger) {
   io.engine.on('connection_error', (/** @type {{ req?: import('node:http').IncomingMessage, code: number, message: string, context?: unknown }} */ err) => {
     logger.warn({ address: err.req?.socket?.remoteAddress, url: err.req?.url?.split('?')[0], code: err.code, reason: err.message, context: err.context }, 'connection refused')
   })
-  io.engine.on('connection', (/** @type {any} */ conn) => {
-    // Socket.IO's own 'data' listener was added first and has decoded (or failed to decode) this
-    // frame synchronously by the time this one runs; the failure closes the connection.
-    let logged = false
-    conn.on('data', () => {
-      const failure = watched.takeFailure()
-      if (!failure || logged) return
-      logged = true
-      logger.warn({
-        address: conn.remoteAddress,
-        transport: conn.transport?.name,
-        reason: `a frame does not decode with Tandem's parser (${failure.message}): the client must use isomorphic/parser.js, not Socket.IO's default parser`
-      }, 'connection refused')
-    })
-  })
+  /** Connections whose refused frame was logged: one line per connection. @type {WeakSet<object>} */
+  const logged = new WeakSet()
+  /**
+   * Socket.IO's own 'data' listener was added first and has decoded (or failed to decode) this
+   * frame synchronously by the time this one runs; the failure closes the connection.
+   * @this {any} the Engine.IO connection
+   */
+  function afterData () {
+    const failure = watched.takeFailure()
+    if (!failure || logged.has(this)) return
+    logged.add(this)
+    logger.warn({
+      address: this.remoteAddress,
+      transport: this.transport?.name,
+      reason: `a frame does not decode with Tandem's parser (${failure.message}): the client must use isomorphic/parser.js, not Socket.IO's default parser`
+    }, 'connection refused')
+  }
+  // One listener for every connection (Engine.IO calls it with the connection as `this`).
+  io.engine.on('connection', (/** @type {any} */ conn) => conn.on('data', afterData))
 }

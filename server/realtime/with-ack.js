@@ -3,40 +3,50 @@ import { AppError, errorBody } from '../errors.js'
 const OK = Object.freeze({ ok: /** @type {const} */ (true) })
 
 /**
+ * @typedef {object} AckedConnection what an event's handler is given of the socket it came on
+ * @property {import('pino').Logger} logger
+ * @property {(event: string, error: import('../../isomorphic/error-codes.js').ErrorBody) => void} refused told of every refusal
+ */
+
+/**
  * The one ACK discipline for socket events: the event must carry an ACK callback; the handler's
  * result is sent as `{ ok: true, ...result }` (a handler with nothing to add returns nothing, and the
  * shared OK goes out: no object per update) and any error as `{ ok: false, error: { code, message } }`,
  * exactly once. Unexpected errors are logged and reach the client only as INTERNAL.
  *
+ * The listener is one for every socket: Socket.IO calls it with the socket as `this`, and the
+ * handler gets that socket's connection (`connectionOf`) rather than closing over it.
+ *
  * With `optional`, an event without a callback is handled all the same and its refusals counted:
  * for fire-and-forget events (cursor moves, superseded by the next one), answered only when asked.
+ * @template {AckedConnection} C
  * @param {string} event
- * @param {(payload: any) => Promise<object | void> | object | void} handler
+ * @param {(connection: C, payload: any) => Promise<object | void> | object | void} handler
  * @param {object} deps
  * @param {import('../metrics.js').Metrics} deps.metrics
- * @param {import('pino').Logger} deps.logger
- * @param {(event: string, error: import('../../isomorphic/error-codes.js').ErrorBody) => void} [deps.onRefused] told of every refusal
+ * @param {(socket: import('socket.io').Socket) => C} deps.connectionOf
  * @param {{ optional?: boolean }} [options]
- * @returns {(...args: any[]) => Promise<void>}
+ * @returns {(this: import('socket.io').Socket, ...args: any[]) => Promise<void>}
  */
-export function withAck (event, handler, { metrics, logger, onRefused }, { optional = false } = {}) {
-  return async (...args) => {
+export function withAck (event, handler, { metrics, connectionOf }, { optional = false } = {}) {
+  return async function (...args) {
+    const connection = connectionOf(this)
     const last = args[args.length - 1]
     const ack = typeof last === 'function' ? last : null
     if (!ack && !optional) {
       metrics.refusals.inc({ code: 'BAD_REQUEST', event })
-      logger.debug({ event }, 'event without an ACK callback ignored')
+      connection.logger.debug({ event }, 'event without an ACK callback ignored')
       return
     }
     const payload = ack && args.length === 1 ? undefined : args[0]
     let reply
     try {
-      const result = await handler(payload)
+      const result = await handler(connection, payload)
       reply = result ? { ok: true, ...result } : OK
     } catch (err) {
-      if (!(err instanceof AppError)) logger.error({ err, event }, 'event handler failed')
+      if (!(err instanceof AppError)) connection.logger.error({ err, event }, 'event handler failed')
       reply = refusal(event, err, metrics)
-      onRefused?.(event, reply.error)
+      connection.refused(event, reply.error)
     }
     ack?.(reply)
   }
