@@ -63,7 +63,7 @@ export async function createServer (config, deps = {}) {
   /** @type {Set<import('node:stream').Duplex>} */
   const upgraded = new Set()
   /** @this {import('node:stream').Duplex} */
-  const forgetUpgraded = function () { upgraded.delete(this) }
+  function forgetUpgraded () { upgraded.delete(this) }
   httpServer.on('upgrade', (_req, socket) => {
     upgraded.add(socket)
     socket.once('close', forgetUpgraded)

@@ -90,15 +90,17 @@ export async function run () {
   try {
     await joinRooms(EDITORS)
     const before = await snapshotOf(server, snapshots)
+    const editorsBefore = editors.length
     await joinRooms(EDITORS)
     const after = await snapshotOf(server, snapshots)
-    const perEditor = (after.total - before.total) / EDITORS
+    const added = editors.length - editorsBefore
+    const perEditor = (after.total - before.total) / added
     const growth = [...after.byKind]
-      .map(([kind, bytes]) => ({ kind, bytes: (bytes - (before.byKind.get(kind) ?? 0)) / EDITORS }))
+      .map(([kind, bytes]) => ({ kind, bytes: (bytes - (before.byKind.get(kind) ?? 0)) / added }))
       .sort((a, b) => b.bytes - a.bytes)
       .slice(0, SHOWN)
     const kb = (/** @type {number} */ bytes) => (bytes / 1024).toFixed(2)
-    console.log(`Live heap per idle editor (heap snapshots at ${EDITORS} and ${2 * EDITORS} editors in rooms of ${PER_ROOM}, each room's document included): ${kb(perEditor)} KiB; ` +
+    console.log(`Live heap per idle editor (heap snapshots at ${editorsBefore} and ${editors.length} editors in rooms of ${PER_ROOM}, each room's document included): ${kb(perEditor)} KiB; ` +
       `largest kinds: ${growth.map(({ kind, bytes }) => `${kind} ${Math.round(bytes)} B`).join(', ')}`)
     return { perEditorBytes: perEditor, growth }
   } finally {

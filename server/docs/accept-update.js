@@ -10,7 +10,6 @@ import { checkUpdate } from './update-check.js'
  * @typedef {object} AcceptDeps
  * @property {Pick<import('../config.js').Config, 'maxDocBytes' | 'maxDocStructs' | 'maxTypeDepth' | 'rootTypes'>} config
  * @property {import('./doc-registry.js').DocRegistry} registry
- * @property {import('pino').Logger} logger
  */
 
 /**
@@ -31,8 +30,9 @@ import { checkUpdate } from './update-check.js'
  * @param {import('socket.io').Socket} sender the applying transaction's origin, left out of the relay
  * @param {{ update: (update: Uint8Array, sender: import('socket.io').Socket) => void }} relay the document's room in this process
  * @param {AcceptDeps} deps
+ * @param {import('pino').Logger} logger the sender's connection's
  */
-export async function acceptUpdate (doc, update, sender, relay, { config, registry, logger }) {
+export async function acceptUpdate (doc, update, sender, relay, { config, registry }, logger) {
   if (doc.bytes + update.byteLength > config.maxDocBytes) {
     throw new AppError('TOO_LARGE', `the document would exceed ${config.maxDocBytes} bytes`)
   }

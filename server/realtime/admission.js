@@ -30,7 +30,7 @@ export function admission ({ config, limits, access, clientIpOf, audit, pendingC
    * Gives the IP's seat back, once: when the transport closes, or when admission fails.
    * @param {string} ip
    */
-  const seatOf = (ip) => {
+  const freeOnce = (ip) => {
     let seated = true
     return () => {
       if (seated) release(ip)
@@ -59,8 +59,8 @@ export function admission ({ config, limits, access, clientIpOf, audit, pendingC
     }
     open.set(ip, (open.get(ip) ?? 0) + 1)
     // Freed when the transport closes: that also covers a client gone before admission finished,
-    // for which Socket.IO never emits `disconnect`. The connection keeps only this small closure.
-    const free = seatOf(ip)
+    // for which Socket.IO never emits `disconnect`. What the connection keeps is this one closure.
+    const free = freeOnce(ip)
     socket.conn.once('close', free)
     admit(socket, ip).then(() => next(), (err) => {
       free()
@@ -102,6 +102,9 @@ export function watchPendingConnections (io, { config, clientIpOf, audit }) {
     else waiting.set(ip, count)
   }
 
+  /** @this {object} the Engine.IO connection */
+  function onClose () { stopWaiting(this) }
+
   io.engine.on('connection', (/** @type {any} */ conn) => {
     if (config.maxConnectionsPerIp === 0) return
     const ip = clientIpOf(conn.request)
@@ -112,7 +115,7 @@ export function watchPendingConnections (io, { config, clientIpOf, audit }) {
     }
     waiting.set(ip, (waiting.get(ip) ?? 0) + 1)
     ipOf.set(conn, ip)
-    conn.once('close', () => stopWaiting(conn))
+    conn.once('close', onClose)
   })
   return { connected: stopWaiting }
 }

@@ -41,9 +41,14 @@ const connections = new WeakMap()
 /**
  * What the document events know of one connection. The handlers themselves are the server's, one
  * set for every socket (Socket.IO calls them with the socket as `this`): a set of closures per
- * connection cost each idle editor ~2 KiB of heap.
+ * connection, with their contexts, cost each idle editor about 2.8 KiB of heap (docs/PERFORMANCE.md).
  */
 class Connection {
+  /** Updates refused as INVALID_UPDATE. */
+  #invalidUpdates = 0
+  /** @type {Map<string, number> | null} when each refusal code was last audited */
+  #audited = null
+
   /**
    * @param {import('socket.io').Socket} socket
    * @param {RealtimeContext} ctx
@@ -55,14 +60,10 @@ class Connection {
     this.ip = ctx.clientIpOf(socket.request)
     this.memberships = membershipsOf(socket)
     this.rates = connectionLimits(ctx.config, ctx.now)
-    this.joiner = new Joiner(socket, ctx, this.logger)
+    this.joiner = new Joiner(this)
     // Bytes of join replies built but not yet handed to Engine.IO (each goes out a moment after it
     // is built): joins that arrive together are all built before the first is sent.
     this.unsentReplyBytes = 0
-    /** Updates refused as INVALID_UPDATE. */
-    this.invalidUpdates = 0
-    /** @type {Map<string, number> | null} when each refusal code was last audited */
-    this.audited = null
   }
 
   /**
@@ -78,9 +79,9 @@ class Connection {
     this.#audit(event, error)
     const { maxInvalidUpdates } = this.ctx.config
     if (maxInvalidUpdates === 0 || event !== EVENTS.UPDATE || error.code !== 'INVALID_UPDATE') return
-    this.invalidUpdates++
-    if (this.invalidUpdates !== maxInvalidUpdates) return
-    this.logger.warn({ invalid: this.invalidUpdates }, 'closing a connection that keeps sending invalid updates')
+    this.#invalidUpdates++
+    if (this.#invalidUpdates !== maxInvalidUpdates) return
+    this.logger.warn({ invalid: this.#invalidUpdates }, 'closing a connection that keeps sending invalid updates')
     // After the refusal's ACK has gone out.
     setImmediate(() => this.socket.disconnect(true))
   }
@@ -93,9 +94,9 @@ class Connection {
   #audit (event, error) {
     if (!AUDITED.has(error.code)) return
     const now = Date.now()
-    this.audited ??= new Map()
-    if (now - (this.audited.get(error.code) ?? -Infinity) < AUDIT_INTERVAL_MS) return
-    this.audited.set(error.code, now)
+    this.#audited ??= new Map()
+    if (now - (this.#audited.get(error.code) ?? -Infinity) < AUDIT_INTERVAL_MS) return
+    this.#audited.set(error.code, now)
     const users = [...this.memberships.values()].map(membership => membership.user).filter(user => user !== null)
     this.ctx.audit.refused(event, { ip: this.ip, socket: this.socket.id, users: [...new Set(users)], code: error.code, reason: error.message })
   }
@@ -119,7 +120,7 @@ export function docHandlers (ctx) {
     maxTotalBytes: config.maxAwarenessBytes,
     holdMs: config.awarenessIdHoldMs
   }
-  const acceptDeps = { config, registry, logger: ctx.logger }
+  const acceptDeps = { config, registry }
 
   const onJoin = withAck(EVENTS.JOIN, async (/** @type {Connection} */ connection, payload) => {
     const { socket } = connection
@@ -164,7 +165,7 @@ export function docHandlers (ctx) {
     connection.rates.bytes.take(update.byteLength)
     const { doc } = membership
     const { socket } = connection
-    await acceptUpdate(doc, update, socket, relayOf(doc, socket.nsp, relayOptions), acceptDeps)
+    await acceptUpdate(doc, update, socket, relayOf(doc, socket.nsp, relayOptions), acceptDeps, connection.logger)
     metrics.updatesApplied.inc()
     metrics.updateBytes.inc(update.byteLength)
     metrics.updateDuration.observe((performance.now() - received) / 1000)

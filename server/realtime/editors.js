@@ -17,7 +17,7 @@ import { forgetAwareness, roomOf } from './room-relay.js'
  */
 
 /** @typedef {{ tokenId?: string, user?: string }} Revoked */
-/** @typedef {Pick<import('./cluster.js').Cluster['seats'], 'free'>} Seats */
+/** @typedef {Pick<import('../storage/seats.js').Seats, 'free'>} Seats */
 
 const NO_EXPIRY = () => {}
 

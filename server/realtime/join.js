@@ -20,15 +20,10 @@ export class Joiner {
   #joining = 0
 
   /**
-   * @param {import('socket.io').Socket} socket
-   * @param {import('./doc-handlers.js').RealtimeContext} ctx
-   * @param {import('pino').Logger} logger the connection's
+   * @param {{ socket: import('socket.io').Socket, ctx: import('./doc-handlers.js').RealtimeContext, logger: import('pino').Logger, memberships: Map<string, Membership> }} connection
    */
-  constructor (socket, ctx, logger) {
-    this.socket = socket
-    this.ctx = ctx
-    this.logger = logger
-    this.memberships = membershipsOf(socket)
+  constructor (connection) {
+    this.connection = connection
   }
 
   /**
@@ -37,7 +32,7 @@ export class Joiner {
    * @returns {Promise<Joined>}
    */
   async join (docId, token) {
-    const joined = this.memberships.get(docId)
+    const joined = this.connection.memberships.get(docId)
     return joined ? this.#rejoin(joined) : this.#admit(docId, token)
   }
 
@@ -48,8 +43,8 @@ export class Joiner {
    * @param {unknown} token
    */
   async #admit (docId, token) {
-    const { maxDocsPerSocket } = this.ctx.config
-    if (this.memberships.size + this.#joining >= maxDocsPerSocket) {
+    const { maxDocsPerSocket } = this.connection.ctx.config
+    if (this.connection.memberships.size + this.#joining >= maxDocsPerSocket) {
       throw new AppError('RATE_LIMITED', `a connection may hold at most ${maxDocsPerSocket} documents`)
     }
     this.#joining++
@@ -71,8 +66,8 @@ export class Joiner {
    * @returns {Promise<Joined>}
    */
   async #enter (docId, token) {
-    const { registry, sessions, cluster, config, access } = this.ctx
-    const { socket, memberships, logger } = this
+    const { socket, memberships, logger, ctx } = this.connection
+    const { registry, sessions, cluster, config, access } = ctx
     const grant = await access.authorize(token, docId)
     const session = await sessions.record(docId)
     const doc = await registry.open(docId)
@@ -134,10 +129,10 @@ export class Joiner {
   async #takeSeat (docId, maxEditors) {
     let editors
     try {
-      editors = await this.ctx.cluster.seats.take(docId, maxEditors)
+      editors = await this.connection.ctx.cluster.seats.take(docId, maxEditors)
     } catch (err) {
       // Redis is down: its health check says so; a line per refused join would flood the log.
-      this.logger.debug({ err, doc: docId }, 'could not take a seat')
+      this.connection.logger.debug({ err, doc: docId }, 'could not take a seat')
       throw new AppError('UNAVAILABLE', 'could not take a seat in the session; retry')
     }
     if (editors === null) throw roomFull(docId, maxEditors)
@@ -151,8 +146,7 @@ export class Joiner {
    * @returns {Promise<Joined>}
    */
   async #rejoin ({ doc, role, expiresAtMs }) {
-    const { registry, cluster } = this.ctx
-    const { socket } = this
+    const { socket, logger, ctx: { registry, cluster } } = this.connection
     if (expiresAtMs !== null && Date.now() >= expiresAtMs) {
       closeMembership(socket, doc.id, registry, CLOSE_REASONS.EXPIRED)
       throw new AppError('UNAUTHORIZED', 'the token has expired')
@@ -161,7 +155,7 @@ export class Joiner {
       detach(socket, doc.id, registry)
       throw droppedWhileJoining(doc.id)
     }
-    await catchUp(doc, this.logger)
+    await catchUp(doc, logger)
     const [editors] = await cluster.editorCounts([doc.id])
     return { doc, editors, role }
   }
