@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict'
+import { Writable } from 'node:stream'
 import { after, before, describe, it } from 'node:test'
+import pino from 'pino'
 import * as Y from 'yjs'
 import * as awarenessProtocol from 'y-protocols/awareness'
 import { EVENTS, TEXT_NAME } from '../isomorphic/events.js'
@@ -247,6 +249,28 @@ describe('realtime editing', () => {
     assert.match(metrics.body, /^tandem_connections\{worker="[^"]+"\} \d+/m)
     assert.match(metrics.body, /^nodejs_eventloop_lag_seconds\{/m)
     assert.match(metrics.body, /^nodejs_heap_size_used_bytes\{/m)
+  })
+})
+
+describe('the log of a connection', () => {
+  it('names the connection an update came from when its write is refused', async (t) => {
+    /** @type {any[]} */
+    const lines = []
+    const logger = pino({ level: 'debug' }, new Writable({ write (chunk, _encoding, done) { lines.push(JSON.parse(String(chunk))); done() } }))
+    const tandem = await startServer({}, { logger })
+    t.after(() => tandem.close())
+    const session = await createSession(tandem.url, { content: 'x' })
+    const alice = new TestEditor(tandem.url)
+    t.after(() => alice.close())
+    await alice.join(session.id)
+    // Storage refusing the write, as a full disk or a failing database does.
+    tandem.server.registry.store.append = async () => { throw new Error('no space left on device') }
+    const reply = await alice.insert(session.id, 0, 'a')
+    assert.equal(reply.error?.code, 'UNAVAILABLE')
+    const refused = lines.find(line => line.msg === 'update could not be stored')
+    assert.ok(refused, 'the refused write is logged')
+    assert.equal(refused.socket, alice.socket.id)
+    assert.equal(refused.doc, session.id)
   })
 })
 
