@@ -3,8 +3,10 @@
 // update log and its move to LevelDB) through a real server's DocRegistry and embedded store. Rooms of
 // 5 typists, as the peers bench's rooms of 5; the updates of a turn of the event loop go together, as
 // on a server under load. What the transport adds (Engine.IO, Socket.IO, the writes to each editor) is
-// what `npm run peers` measures; this figure moves by a percent or two between runs where a server's
-// CPU per delivery moves by ten, so a change to the update path can be measured here first.
+// what `npm run peers` measures. A change to the update path shows here at about ten times the share
+// it has of a server's CPU per delivery (the update path is about a tenth of it, docs/PEERS.md), so it
+// can be measured here first; run both builds in turn, as the figure spreads by about ±10 % between
+// runs.
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
