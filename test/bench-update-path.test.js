@@ -15,7 +15,7 @@ describe('the update path bench (npm run bench)', () => {
     const match = /median ([\d.]+) µs of CPU per update over 3 rounds of 120 after one to warm up \(([\d.]+)–([\d.]+)\)/.exec(stdout)
     assert.ok(match, stdout)
     const [median, lowest, highest] = match.slice(1).map(Number)
-    // The bench throws, and prints nothing, when a document lacks an update it took.
+    // The bench throws, and prints nothing, when a document read back from storage lacks an update it took.
     assert.ok(median > 0 && lowest <= median && median <= highest, stdout)
   })
 })
