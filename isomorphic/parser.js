@@ -4,17 +4,18 @@
 // as a JSON header frame plus one frame per attachment, so each update cost every receiver two
 // WebSocket frames (two writes); here it costs one, encoded once per broadcast.
 //
-// Decoding is socket.io-msgpack-parser's own Decoder, with what it lacks for a server that faces
-// strangers: the bounds walk before anything is decoded (msgpack-bounds.js), and refusal of event
-// names Socket.IO reserves and of maps that are not plain objects. Encoding writes bytes as
-// MessagePack `bin`, which every MessagePack library reads as bytes; socket.io-msgpack-parser's
-// Encoder writes a Uint8Array that is not a Buffer (what Yjs returns) as notepack's ArrayBuffer
-// extension (ext type 0), which only notepack reads as bytes.
+// The MessagePack codec is Tandem's own (msgpack-decode.js, msgpack-encode.js), reading and writing
+// what socket.io-msgpack-parser's codec (notepack.io) reads and writes, with what that lacks for a
+// server that faces strangers: no length a message declares is trusted, and event names Socket.IO
+// reserves and maps that are not plain objects are refused. It also takes half the time per packet
+// (docs/PERFORMANCE.md). Bytes are written as MessagePack `bin`, which every MessagePack library
+// reads as bytes (socket.io-msgpack-parser writes a Uint8Array that is not a Buffer, what Yjs
+// returns, as notepack's ArrayBuffer extension, ext type 0, which only notepack reads as bytes).
 // Server, shipped client and load test all import this module. It is imported by browser bundles,
 // so it must stay free of Node-only imports.
-import { encode } from 'notepack.io'
-import { Decoder as MsgpackDecoder } from 'socket.io-msgpack-parser'
-import { checkMessageBounds } from './msgpack-bounds.js'
+import { Emitter } from '@socket.io/component-emitter'
+import { decodeMessage } from './msgpack-decode.js'
+import { encodeMessage } from './msgpack-encode.js'
 
 /** Socket.IO packet types (socket.io-protocol v5). */
 const CONNECT = 0
@@ -22,8 +23,6 @@ const DISCONNECT = 1
 const CONNECT_ERROR = 4
 /** An event packet's type: what the server encodes itself when it writes to sockets directly. */
 export const EVENT = 2
-/** MessagePack's `bin 8` prefix. */
-const BIN_8 = 0xc4
 
 // Event names Socket.IO and EventEmitter use themselves (socket.io-parser's list, plus `error`): a
 // client emitting `disconnect` would otherwise run the server's own disconnect handler.
@@ -35,58 +34,30 @@ export class Encoder {
    * @returns {Uint8Array[]} one frame
    */
   encode (packet) {
-    return [toBytes(encode(VIEWS_ENCODE_AS_BINARY ? packet : withArrayBuffers(packet)))]
+    return [encodeMessage(packet)]
   }
-}
-
-// notepack's Node build encodes any Uint8Array as MessagePack binary; its browser build only an
-// ArrayBuffer (a Uint8Array would become a map of its indices). Tested once, not assumed.
-const VIEWS_ENCODE_AS_BINARY = toBytes(encode(new Uint8Array([1])))[0] === BIN_8
-
-/**
- * A copy of `value` with every byte view replaced by an ArrayBuffer of its bytes.
- * @param {any} value
- * @returns {any}
- */
-function withArrayBuffers (value) {
-  if (ArrayBuffer.isView(value)) {
-    const { buffer, byteOffset, byteLength } = value
-    return byteOffset === 0 && byteLength === buffer.byteLength ? buffer : buffer.slice(byteOffset, byteOffset + byteLength)
-  }
-  if (Array.isArray(value)) return value.map(withArrayBuffers)
-  if (isPlainObject(value)) {
-    /** @type {Record<string, unknown>} */
-    const copy = {}
-    for (const key of Object.keys(value)) copy[key] = withArrayBuffers(value[key])
-    return copy
-  }
-  return value
 }
 
 /**
  * Decodes frames into packets, emitted as `decoded`; a malformed frame throws (Socket.IO then closes
- * the connection). Declared lengths are checked against the frame before anything is decoded.
+ * the connection).
+ * @extends {Emitter<{ decoded: (packet: any) => void }, { decoded: (packet: any) => void }>}
  */
-export class Decoder extends MsgpackDecoder {
+export class Decoder extends Emitter {
   /** @param {unknown} frame */
   add (frame) {
-    checkMessageBounds(bytesOf(frame))
-    super.add(frame)
+    const packet = decodeMessage(bytesOf(frame))
+    checkPacket(packet)
+    this.emit('decoded', packet)
   }
 
-  /**
-   * Called by `add` on each decoded packet, before it is emitted.
-   * @param {any} packet
-   */
-  checkPacket (packet) {
-    checkPacket(packet)
-  }
+  destroy () {}
 }
 
 /**
- * The checks of Socket.IO's default parser: a client's packet reaches no handler unless its shape
- * is right. socket.io-msgpack-parser makes all but two (the packet must be a plain object; its
- * event name must not be one Socket.IO reserves); they are all here, so none depends on its version.
+ * The checks of Socket.IO's default parser, and two more (the packet must be a plain object; its
+ * event name must not be one Socket.IO reserves): a client's packet reaches no handler unless its
+ * shape is right.
  * @param {any} packet
  */
 function checkPacket (packet) {
@@ -125,15 +96,6 @@ function bytesOf (frame) {
  */
 function isPlainObject (value) {
   return typeof value === 'object' && value !== null && Object.getPrototypeOf(value) === Object.prototype
-}
-
-/**
- * notepack encodes to a Buffer in Node and to an ArrayBuffer in browsers; the transport takes both,
- * but typed callers want bytes.
- * @param {Uint8Array | ArrayBuffer} encoded
- */
-function toBytes (encoded) {
-  return encoded instanceof Uint8Array ? encoded : new Uint8Array(encoded)
 }
 
 /** The `parser` option of Socket.IO's server and client. */

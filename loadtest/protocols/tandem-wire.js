@@ -1,5 +1,5 @@
-import { decode } from 'notepack.io'
 import { EVENTS } from '../../isomorphic/events.js'
+import { decodeMessage } from '../../isomorphic/msgpack-decode.js'
 import { EVENT, PARSER } from '../../isomorphic/parser.js'
 import { openWebSocket } from '../peers/clients/websocket.js'
 import { joinRoom, sendUpdate } from './tandem.js'
@@ -109,7 +109,7 @@ class TandemWireConnection {
    */
   #onFrame (data, isBinary) {
     try {
-      if (isBinary) this.#onPacket(decode(data))
+      if (isBinary) this.#onPacket(decodeMessage(data))
       else this.#onEngineText(String(data))
     } catch {
       this.ws?.terminate()

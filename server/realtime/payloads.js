@@ -22,9 +22,9 @@ export function docIdOf (payload) {
 /**
  * A binary field, at most `maxBytes` long. A MessagePack Socket.IO client sends bytes in one of two
  * forms, and both are taken: MessagePack `bin` (what Tandem's parser writes, and any MessagePack
- * library writes for a byte array; decoded as a Buffer), and notepack.io's ArrayBuffer extension
- * (ext type 0; socket.io-msgpack-parser writes it on Node for a Uint8Array that is not a Buffer,
- * such as what Yjs returns; decoded as an ArrayBuffer).
+ * library writes for a byte array; decoded as a view of the frame), and notepack.io's ArrayBuffer
+ * extension (ext type 0; socket.io-msgpack-parser writes it on Node for a Uint8Array that is not a
+ * Buffer, such as what Yjs returns; decoded as an ArrayBuffer).
  * @param {any} payload an object already checked by `docIdOf`
  * @param {string} field
  * @param {number} maxBytes
@@ -53,7 +53,7 @@ function describeValue (value) {
   if (typeof value === 'string') return `a string of ${value.length} characters`
   if (typeof value === 'number' || typeof value === 'boolean') return `a ${typeof value}`
   if (Array.isArray(value)) {
-    // notepack decodes an extension other than type 0 as [type, bytes].
+    // The parser decodes an extension other than type 0 as [type, bytes], as notepack.io does.
     if (value.length === 2 && Number.isInteger(value[0]) && isBytes(value[1])) return `ext type ${value[0]}`
     return `an array of ${value.length} items`
   }
