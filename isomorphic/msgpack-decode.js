@@ -141,18 +141,15 @@ function readString (length) {
 }
 
 /**
- * A short ASCII string from the cache, put there if it was not; null if it is not ASCII.
+ * A short ASCII string from the cache, put there if it was not; null if it is not ASCII. The slot
+ * is chosen by the length and three of the bytes, so a hit reads the bytes once, to compare them.
  * @param {number} start
  * @param {number} length
  */
 function cachedAscii (start, length) {
-  let hash = length
-  for (let i = start; i < start + length; i++) {
-    const code = bytes[i]
-    if (code >= 0x80) return null
-    hash = (Math.imul(hash, 31) + code) | 0
-  }
-  const slot = hash & (CACHE_SLOTS - 1)
+  if (length === 0) return ''
+  const last = start + length - 1
+  const slot = (length * 613 + bytes[start] * 31 + bytes[(start + last) >> 1] * 7 + bytes[last]) & (CACHE_SLOTS - 1)
   const cached = cachedStrings[slot]
   if (cached.length === length) {
     let same = true
@@ -160,7 +157,11 @@ function cachedAscii (start, length) {
     if (same) return cached
   }
   const codes = codeArrays[length]
-  for (let i = 0; i < length; i++) codes[i] = bytes[start + i]
+  for (let i = 0; i < length; i++) {
+    const code = bytes[start + i]
+    if (code >= 0x80) return null
+    codes[i] = code
+  }
   const string = String.fromCharCode.apply(null, codes)
   cachedStrings[slot] = string
   return string

@@ -127,11 +127,21 @@ function writeSized (length, fixType, fixLimit, type8, type16) {
 /** @param {string} string */
 function writeString (string) {
   const { length } = string
-  if (length < 0x20 && isAscii(string)) {
+  if (length < 0x20) {
+    // Most strings here are short ASCII (keys, event names, ids): written as they are read, and
+    // started again as UTF-8 at the first character that is not ASCII.
     reserve(1 + length)
+    const head = offset
     slab[offset++] = 0xa0 | length
-    for (let i = 0; i < length; i++) slab[offset++] = string.charCodeAt(i)
-    return
+    let i = 0
+    while (i < length) {
+      const code = string.charCodeAt(i)
+      if (code >= 0x80) break
+      slab[offset++] = code
+      i++
+    }
+    if (i === length) return
+    offset = head
   }
   // UTF-8 takes at most 3 bytes per UTF-16 unit; write it past the longest head, then move it back
   // if the head is shorter.
@@ -141,12 +151,6 @@ function writeString (string) {
   writeSized(written, 0xa0, 0x20, 0xd9, 0xda)
   slab.copyWithin(offset, text, text + written)
   offset += written
-}
-
-/** @param {string} string */
-function isAscii (string) {
-  for (let i = 0; i < string.length; i++) if (string.charCodeAt(i) >= 0x80) return false
-  return true
 }
 
 /** @param {number} value */
@@ -213,6 +217,22 @@ function writeArray (array) {
 /** @param {Record<string, unknown>} object */
 function writeMap (object) {
   const keys = Object.keys(object)
+  if (keys.length < 0x10) {
+    // A fixmap: its one byte of head is written once the entries are counted, where it ends up
+    // (the message moves to a new slab if it outgrows this one).
+    writeByte(0x80)
+    const head = offset - 1 - start
+    let count = 0
+    for (const key of keys) {
+      const value = object[key]
+      if (!isEncodedInMap(value)) continue
+      writeString(key)
+      writeValue(value)
+      count++
+    }
+    slab[start + head] = 0x80 | count
+    return
+  }
   let count = 0
   for (const key of keys) if (isEncodedInMap(object[key])) count++
   writeSized(count, 0x80, 0x10, 0, 0xde)
