@@ -108,10 +108,9 @@ describe('the MessagePack codec', () => {
       'c9 ffffffff 00', 'c9 10000000 00', 'db 10000000', 'c6 10000000', 'dd 10000000', 'df 10000000',
       'c4 05 01', 'a5 6162', '92 01', '82 a161 01', 'dc 0003 01 02', 'd7 ff 0000', 'cb 3ff0', 'cd 01', 'd8 05 00'
     ]
+    // The decoder's own refusal, not a failed allocation (a 4 GiB ArrayBuffer throws a RangeError).
     for (const form of lying) {
-      const started = performance.now()
       assert.throws(() => decodeMessage(hex(form)), /declared length exceeds the message|truncated message/, form)
-      assert.ok(performance.now() - started < 100, form)
     }
   })
 
