@@ -222,26 +222,31 @@ function writeMap (object) {
     // (the message moves to a new slab if it outgrows this one).
     writeByte(0x80)
     const head = offset - 1 - start
-    let count = 0
-    for (const key of keys) {
-      const value = object[key]
-      if (!isEncodedInMap(value)) continue
-      writeString(key)
-      writeValue(value)
-      count++
-    }
+    const count = writeEntries(object, keys)
     slab[start + head] = 0x80 | count
     return
   }
   let count = 0
   for (const key of keys) if (isEncodedInMap(object[key])) count++
   writeSized(count, 0x80, 0x10, 0, 0xde)
+  writeEntries(object, keys)
+}
+
+/**
+ * The entries of a map, leaving out those that are not encoded; returns how many were written.
+ * @param {Record<string, unknown>} object
+ * @param {string[]} keys
+ */
+function writeEntries (object, keys) {
+  let count = 0
   for (const key of keys) {
     const value = object[key]
     if (!isEncodedInMap(value)) continue
     writeString(key)
     writeValue(value)
+    count++
   }
+  return count
 }
 
 /** @param {unknown} value */
