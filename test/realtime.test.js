@@ -81,9 +81,9 @@ describe('realtime editing', () => {
     editors.push(receivers[0], receivers[1])
     await alice.join(session.id)
     for (const receiver of receivers) await receiver.join(session.id)
-    // The receivers type too, and send events the server refuses: their ACKs and refusals go
-    // through Engine.IO, so relayed updates meet a busy connection now and then, and wait in
-    // Engine.IO's buffer behind what it holds.
+    // The receivers type too, and send events the server refuses: a refusal goes through Engine.IO
+    // (an accepted update's ACK does not), so relayed updates and ACKs meet a busy connection now
+    // and then, and wait in Engine.IO's buffer behind what it holds.
     const acks = []
     const refusals = []
     for (let i = 0; i < 40; i++) {
@@ -108,6 +108,25 @@ describe('realtime editing', () => {
         next = last.id.clock + last.length
       }
     }
+  })
+
+  it('writes the ACK of an accepted update to the WebSocket directly, and a refusal through Socket.IO', async () => {
+    const session = await createSession(tandem.url)
+    const alice = editor()
+    await alice.join(session.id)
+    const conn = tandem.server.io.of('/').sockets.get(/** @type {string} */ (alice.socket.id))?.conn
+    assert.ok(conn, 'alice\'s connection on the server')
+    /** @type {unknown[]} */
+    const throughEngine = []
+    conn.on('packetCreate', (/** @type {unknown} */ packet) => throughEngine.push(packet))
+    for (let i = 0; i < 20; i++) assert.deepEqual(await alice.insert(session.id, 0, `${i};`), { ok: true })
+    assert.equal(throughEngine.length, 0, 'no ACK of an accepted update went through Engine.IO')
+    const other = await createSession(tandem.url)
+    const refused = await alice.request(EVENTS.UPDATE, { doc: other.id, update: Y.encodeStateAsUpdate(alice.ydoc(session.id)) })
+    assert.equal(refused.ok, false)
+    assert.equal(refused.error.code, 'NOT_JOINED')
+    assert.equal(throughEngine.length, 1, 'the refusal went through Socket.IO and Engine.IO')
+    assert.equal(await contentOf(tandem.url, session.id), alice.text(session.id))
   })
 
   it('makes two editors typing concurrently converge to the same text', async () => {

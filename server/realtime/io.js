@@ -1,6 +1,7 @@
 import { Server } from 'socket.io'
 import { corsHeaderOf, hostAllowed, originAllowed } from '../http/origins.js'
 import { PARSER } from '../../isomorphic/parser.js'
+import { answerOkDirectly } from './direct-ack.js'
 import { docHandlers } from './doc-handlers.js'
 import { logRefusedConnections, watchedParser } from './refused-connections.js'
 
@@ -61,6 +62,7 @@ export function handleConnections (io, ctx) {
     const address = socket.handshake.address
     logger.info({ socket: socket.id, address, transport: socket.conn.transport.name }, 'connected')
     socket.on('disconnect', onDisconnect)
+    answerOkDirectly(socket)
     register(socket)
   })
 }

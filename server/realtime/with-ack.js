@@ -1,6 +1,6 @@
 import { AppError, errorBody } from '../errors.js'
 
-const OK = Object.freeze({ ok: /** @type {const} */ (true) })
+export const OK = Object.freeze({ ok: /** @type {const} */ (true) })
 
 /**
  * @typedef {object} AckedConnection what an event's handler is given of the socket it came on
