@@ -1,5 +1,6 @@
 import * as Y from 'yjs'
 import { AppError } from '../errors.js'
+import { readTyping } from './typing-update.js'
 import { checkReferences, outOfSync } from './update-graph.js'
 
 /**
@@ -16,8 +17,28 @@ const rootSets = new WeakMap()
 
 /**
  * Refuses bytes that are not a Yjs update, or an update this document cannot integrate, before it
- * reaches the live document. Decoding parses every struct and the delete set, so truncated or
- * garbage input throws here instead of half-applying.
+ * reaches the live document. Typing is read without decoding it (typing-update.js); anything else
+ * is checked in full (`checkInFull`).
+ * @param {Uint8Array} update
+ * @param {Y.Doc} ydoc
+ * @param {DocLimits} limits
+ */
+export function checkUpdate (update, ydoc, limits) {
+  const { added, ranges } = readTyping(update, ydoc, rootSetOf(limits.rootTypes)) ?? checkInFull(update, ydoc, limits)
+  // The most the document can grow by: each new struct, and the items it cuts in two where its
+  // origin and right origin fall inside them; each deleted range cuts at most the two items at its
+  // ends. Deletions alone grow it too: a range every other character turns one item of a long run
+  // into as many as it has characters.
+  const growth = 3 * added + 2 * ranges
+  if (growth > 0 && structCount(ydoc) + growth > limits.maxDocStructs) {
+    throw new AppError('TOO_LARGE', `the document would hold more than ${limits.maxDocStructs} structs`)
+  }
+}
+
+/**
+ * Checks any update, whatever it holds; returns how many of its structs are new and how many
+ * ranges it deletes. Decoding parses every struct and the delete set, so truncated or garbage input
+ * throws here instead of half-applying.
  *
  * An update whose structs start past what the document has from their client, point (origin,
  * right origin, parent) at items it lacks, or delete clocks it lacks, would not be integrated: Yjs
@@ -27,8 +48,9 @@ const rootSets = new WeakMap()
  * @param {Uint8Array} update
  * @param {Y.Doc} ydoc
  * @param {DocLimits} limits
+ * @returns {{ added: number, ranges: number }}
  */
-export function checkUpdate (update, ydoc, { maxDocStructs, maxTypeDepth, rootTypes }) {
+export function checkInFull (update, ydoc, { maxTypeDepth, rootTypes }) {
   let structs, ds
   try {
     ({ structs, ds } = Y.decodeUpdate(update))
@@ -58,14 +80,7 @@ export function checkUpdate (update, ydoc, { maxDocStructs, maxTypeDepth, rootTy
   }
   // An update that could never be integrated is INVALID_UPDATE whatever its size.
   checkReferences(structs, ydoc, { rootTypes: rootSetOf(rootTypes), maxTypeDepth })
-  // The most the document can grow by: each new struct, and the items it cuts in two where its
-  // origin and right origin fall inside them; each deleted range cuts at most the two items at its
-  // ends. Deletions alone grow it too: a range every other character turns one item of a long run
-  // into as many as it has characters.
-  const growth = 3 * added + 2 * ranges
-  if (growth > 0 && structCount(ydoc) + growth > maxDocStructs) {
-    throw new AppError('TOO_LARGE', `the document would hold more than ${maxDocStructs} structs`)
-  }
+  return { added, ranges }
 }
 
 /** Structs the document holds now (adjacent ones Yjs merged count once). @param {Y.Doc} ydoc */

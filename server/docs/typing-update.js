@@ -1,0 +1,110 @@
+import * as decoding from 'lib0/decoding'
+import * as Y from 'yjs'
+
+// Most updates an editor sends are typing: new text from one client, each piece placed next to
+// text the document has or that the same update wrote just before it, and deletions. Such an update
+// is read here straight from its bytes, with the lib0 readers Yjs itself uses, in the order Yjs
+// reads an update of version 1 (its `lazyStructReaderGenerator` and `readDeleteSet`), without the
+// objects `Y.decodeUpdate` makes of every struct: at 600 editors in rooms of 5, those were most of
+// the update check's cost (docs/PERFORMANCE.md). Anything else (other content, collected or skipped
+// structs, an item placed by its parent, a reference to what the document lacks, several clients'
+// structs) is left to the full check (update-check.js), which also gives every refusal: this only
+// ever says "typing, and nothing in it is wrong" or "not for me".
+
+const CONTENT_DELETED = 1
+const CONTENT_STRING = 4
+const HAS_ORIGIN = 0x80
+const HAS_RIGHT_ORIGIN = 0x40
+const HAS_PARENT_SUB = 0x20
+const CONTENT_REF = 0x1f
+
+/**
+ * What the update check needs of a typing update that builds only on what `ydoc` has: how many of
+ * its structs are new, and how many ranges it deletes. Null when the update is not plain typing,
+ * or when anything in it would be refused; the full check then decides.
+ * @param {Uint8Array} update
+ * @param {Y.Doc} ydoc
+ * @param {ReadonlySet<string>} rootTypes
+ * @returns {{ added: number, ranges: number } | null}
+ */
+export function readTyping (update, ydoc, rootTypes) {
+  try {
+    return read(decoding.createDecoder(update), ydoc, rootTypes)
+  } catch {
+    // Bytes Yjs cannot read: the full check refuses them.
+    return null
+  }
+}
+
+/**
+ * @param {decoding.Decoder} decoder
+ * @param {Y.Doc} ydoc
+ * @param {ReadonlySet<string>} rootTypes
+ */
+function read (decoder, ydoc, rootTypes) {
+  const sections = decoding.readVarUint(decoder)
+  if (sections > 1) return null
+  let client = -1
+  let have = 0
+  let end = 0
+  let added = 0
+  if (sections === 1) {
+    const count = decoding.readVarUint(decoder)
+    client = decoding.readVarUint(decoder)
+    const start = decoding.readVarUint(decoder)
+    have = Y.getState(ydoc.store, client)
+    if (start > have) return null
+    /** A reference is to the document, or to an earlier struct of this update. @param {number} refClient @param {number} refClock @param {number} clock */
+    const known = (refClient, refClock, clock) => refClock < (refClient === client ? have : Y.getState(ydoc.store, refClient)) ||
+      (refClient === client && refClock >= start && refClock < clock)
+    let clock = start
+    for (let i = 0; i < count; i++) {
+      const info = decoding.readUint8(decoder)
+      const content = info & CONTENT_REF
+      if (content !== CONTENT_STRING && content !== CONTENT_DELETED) return null
+      const placed = (info & (HAS_ORIGIN | HAS_RIGHT_ORIGIN)) !== 0
+      if (info & HAS_ORIGIN && !known(decoding.readVarUint(decoder), decoding.readVarUint(decoder), clock)) return null
+      if (info & HAS_RIGHT_ORIGIN && !known(decoding.readVarUint(decoder), decoding.readVarUint(decoder), clock)) return null
+      if (!placed) {
+        // Placed by its parent: a root type by name is typing; a type by id is left to the full check.
+        if (decoding.readVarUint(decoder) !== 1) return null
+        if (!rootTypes.has(decoding.readVarString(decoder)) || info & HAS_PARENT_SUB) return null
+      }
+      const length = content === CONTENT_STRING ? stringLength(decoder) : decoding.readVarUint(decoder)
+      if (length === 0) return null
+      if (clock + length > have) added++
+      clock += length
+    }
+    end = clock
+  }
+  let ranges = 0
+  const deleting = decoding.readVarUint(decoder)
+  for (let i = 0; i < deleting; i++) {
+    const deleted = decoding.readVarUint(decoder)
+    const count = decoding.readVarUint(decoder)
+    const known = deleted === client ? Math.max(have, end) : Y.getState(ydoc.store, deleted)
+    for (let j = 0; j < count; j++) {
+      const clock = decoding.readVarUint(decoder)
+      if (clock + decoding.readVarUint(decoder) > known) return null
+    }
+    ranges += count
+  }
+  return { added, ranges }
+}
+
+/**
+ * The length Yjs gives a string it reads (UTF-16 code units): its byte count when it is ASCII, as
+ * code is; otherwise it is decoded as Yjs decodes it, which refuses bytes that are not UTF-8.
+ * @param {decoding.Decoder} decoder
+ */
+function stringLength (decoder) {
+  const start = decoder.pos
+  const bytes = decoding.readVarUint8Array(decoder)
+  for (let i = 0; i < bytes.length; i++) {
+    if (bytes[i] >= 0x80) {
+      decoder.pos = start
+      return decoding.readVarString(decoder).length
+    }
+  }
+  return bytes.length
+}
