@@ -29,12 +29,52 @@ let encoding = false
  * @returns {Uint8Array}
  */
 export function encodeMessage (value) {
+  return encode(() => writeValue(value))
+}
+
+/**
+ * What every message shaped like `template` starts with: its bytes up to its last value, which
+ * must be null (a map's values are written in the order of its keys). A message whose bytes are
+ * the same each time but for its last value (a room's relayed update, an ACK) is then written as
+ * this head and that value (`encodeAfter`), without encoding the rest again.
+ * @param {unknown} template
+ * @returns {Uint8Array} a copy, kept by the caller
+ */
+export function messageHead (template) {
+  const message = encodeMessage(template)
+  if (message[message.length - 1] !== 0xc0) throw new Error('the template\'s last value is not null')
+  return message.slice(0, -1)
+}
+
+/**
+ * The bytes of a message: `head` (from `messageHead`), then `last` in place of the template's null:
+ * the bytes `encodeMessage` gives for the template with `last` there. Not undefined nor a function,
+ * which a map leaves out.
+ * @param {Uint8Array} head
+ * @param {unknown} last
+ * @returns {Uint8Array}
+ */
+export function encodeAfter (head, last) {
+  if (!isEncodedInMap(last)) throw new Error(`cannot encode a ${typeof last} in place of a template's null`)
+  return encode(() => {
+    reserve(head.length)
+    slab.set(head, offset)
+    offset += head.length
+    writeValue(last)
+  })
+}
+
+/**
+ * Runs one message's writes into the slab and hands out its bytes.
+ * @param {() => void} write
+ */
+function encode (write) {
   // `toJSON` runs in the middle of an encoding; it must not start another.
   if (encoding) throw new Error('encodeMessage is not reentrant')
   encoding = true
   start = offset
   try {
-    writeValue(value)
+    write()
     const message = slab.subarray(start, offset)
     // A slab grown for one large message is not kept for the small ones after it.
     if (slab.length > SLAB_BYTES) newSlab(SLAB_BYTES)

@@ -16,7 +16,7 @@
 // so it must stay free of Node-only imports.
 import { Emitter } from '@socket.io/component-emitter'
 import { decodeMessage } from './msgpack-decode.js'
-import { encodeMessage } from './msgpack-encode.js'
+import { encodeAfter, encodeMessage, messageHead } from './msgpack-encode.js'
 
 /** Socket.IO packet types (socket.io-protocol v5). */
 const CONNECT = 0
@@ -36,6 +36,26 @@ export class Encoder {
    */
   encode (packet) {
     return [encodeMessage(packet)]
+  }
+}
+
+/**
+ * A packet the server writes itself (write-frame.js) again and again, alike but for one value: a
+ * room's relayed update, an accepted update's ACK. The rest of its bytes are encoded once.
+ */
+export class PacketTemplate {
+  /** @param {object} packet null where the value that changes goes, as its last value */
+  constructor (packet) {
+    this.head = messageHead(packet)
+  }
+
+  /**
+   * The frame of the packet with `value` in place of its null.
+   * @param {unknown} value
+   * @returns {Uint8Array}
+   */
+  frame (value) {
+    return encodeAfter(this.head, value)
   }
 }
 

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test'
 import fc from 'fast-check'
 import { decode as notepackDecode, encode as notepackEncode } from 'notepack.io'
 import { decodeMessage, MAX_MESSAGE_DEPTH } from '../isomorphic/msgpack-decode.js'
-import { encodeMessage } from '../isomorphic/msgpack-encode.js'
+import { encodeAfter, encodeMessage, messageHead } from '../isomorphic/msgpack-encode.js'
 
 // Tandem's MessagePack codec against notepack.io, the codec of socket.io-msgpack-parser that
 // clients of Socket.IO's documented MessagePack parser use: the same bytes out, the same values in,
@@ -160,6 +160,26 @@ describe('the MessagePack codec', () => {
       messages.push({ v, bytes: encodeMessage(v) })
     }
     for (const { v, bytes } of messages) assert.deepEqual(Buffer.from(bytes), notepackEncode(v))
+  })
+
+  it('writes a message from a template\'s head and its last value as it writes the whole message', () => {
+    const LAST = '\u0000last'
+    const kept = value.filter(v => v !== undefined)
+    fc.assert(fc.property(
+      fc.array(value, { maxLength: 20 }),
+      fc.dictionary(fc.string({ maxLength: 8 }), value, { maxKeys: 20 }),
+      fc.array(kept, { minLength: 1, maxLength: 5 }),
+      (items, entries, lasts) => {
+        const inArray = messageHead([...items, null])
+        const inMap = messageHead({ ...entries, [LAST]: null })
+        for (const last of lasts) {
+          assert.deepEqual(Buffer.from(encodeAfter(inArray, last)), notepackEncode([...items, last]))
+          assert.deepEqual(Buffer.from(encodeAfter(inMap, last)), notepackEncode({ ...entries, [LAST]: last }))
+        }
+      }
+    ), { numRuns: 300 })
+    assert.throws(() => messageHead({ last: 1 }), /last value is not null/)
+    assert.throws(() => encodeAfter(messageHead([null]), undefined), /cannot encode a undefined/)
   })
 
   it('refuses what it cannot encode, and encodes the next value as if nothing happened', () => {

@@ -1,3 +1,4 @@
+import { PacketTemplate } from '../../isomorphic/parser.js'
 import { OK } from './with-ack.js'
 import { writeFrame } from './write-frame.js'
 
@@ -12,6 +13,19 @@ import { writeFrame } from './write-frame.js'
 /** Socket.IO's ACK packet type (socket.io-protocol v5). */
 const ACK = 3
 
+/** @type {Map<string, PacketTemplate>} the OK ACK of each namespace, its packet id last */
+const okPackets = new Map()
+
+/** @param {string} nsp */
+function okPacketOf (nsp) {
+  let packet = okPackets.get(nsp)
+  if (!packet) {
+    packet = new PacketTemplate({ type: ACK, nsp, data: [OK], id: null })
+    okPackets.set(nsp, packet)
+  }
+  return packet
+}
+
 /**
  * Makes the ACK functions Socket.IO gives this socket's event handlers write `OK` directly.
  * @param {import('socket.io').Socket} socket
@@ -20,13 +34,11 @@ export function answerOkDirectly (socket) {
   const internals = /** @type {{ ack?: (id: number) => (...args: unknown[]) => void }} */ (/** @type {unknown} */ (socket))
   const viaSocketIo = internals.ack
   if (typeof viaSocketIo !== 'function') return
-  const { encoder } = socket.nsp.server
-  const nsp = socket.nsp.name
+  const okPacket = okPacketOf(socket.nsp.name)
   internals.ack = (id) => (reply) => {
     if (reply !== OK) return viaSocketIo.call(socket, id)(reply)
     // As Socket.IO does: nothing is written to a connection that is closing.
     if (socket.conn.readyState !== 'open') return
-    const [frame] = encoder.encode({ type: ACK, nsp, id, data: [OK] })
-    writeFrame(socket, frame)
+    writeFrame(socket, okPacket.frame(id))
   }
 }

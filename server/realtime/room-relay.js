@@ -1,6 +1,6 @@
 import * as Y from 'yjs'
 import { EVENTS } from '../../isomorphic/events.js'
-import { EVENT } from '../../isomorphic/parser.js'
+import { EVENT, PacketTemplate } from '../../isomorphic/parser.js'
 import { writeFrame } from './write-frame.js'
 
 /** The Socket.IO room of a document's editors. @param {string} docId */
@@ -68,6 +68,7 @@ export class RoomRelay {
     this.awarenessIntervalMs = awarenessIntervalMs
     this.fanOutSpacing = fanOutSpacing
     this.metrics = metrics
+    this.updatePacket = new PacketTemplate({ type: EVENT, nsp: nsp.name, data: [EVENTS.UPDATE, { doc: doc.id, update: null }] })
   }
 
   /**
@@ -122,8 +123,7 @@ export class RoomRelay {
    * @param {import('socket.io').Socket} [sender] left out
    */
   #sendUpdate (update, sender) {
-    const packet = { type: EVENT, nsp: this.nsp.name, data: [EVENTS.UPDATE, { doc: this.doc.id, update }] }
-    const [frame] = this.nsp.server.encoder.encode(packet)
+    const frame = this.updatePacket.frame(update)
     let sent = 0
     for (const socket of this.doc.sockets) {
       if (socket === sender || !socket.connected) continue
