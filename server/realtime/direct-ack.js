@@ -6,9 +6,10 @@ import { writeFrame } from './write-frame.js'
 // each through its own path: the ACK packet, then Engine.IO's packet object, its events, the write
 // buffer and its flush, and a WebSocket send whose completion Engine.IO waits for before it writes
 // directly again. Here such an ACK is written like a relayed update (write-frame.js), which keeps a
-// socket's frames in order, from a template of the server's parser that encodes only its packet id. Every other answer (a refusal, a
-// join's document) goes through Socket.IO as before. Socket.IO makes a packet's ACK function in its
-// `ack(id)` method, the one place that knows the packet's id, so that is where this takes over.
+// socket's frames in order, from a template of the server's parser that encodes only its packet
+// id. Every other answer (a refusal, a join's document) goes through Socket.IO as before.
+// Socket.IO makes a packet's ACK function in its `ack(id)` method, the one place that knows the
+// packet's id, so that is where this takes over.
 
 /** Socket.IO's ACK packet type (socket.io-protocol v5). */
 const ACK = 3
