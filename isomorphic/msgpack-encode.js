@@ -29,7 +29,7 @@ let encoding = false
  * @returns {Uint8Array}
  */
 export function encodeMessage (value) {
-  return encode(() => writeValue(value))
+  return encode(null, value)
 }
 
 /**
@@ -56,25 +56,26 @@ export function messageHead (template) {
  */
 export function encodeAfter (head, last) {
   if (!isEncodedInMap(last)) throw new Error(`cannot encode a ${typeof last} in place of a template's null`)
-  return encode(() => {
-    reserve(head.length)
-    slab.set(head, offset)
-    offset += head.length
-    writeValue(last)
-  })
+  return encode(head, last)
 }
 
 /**
- * Runs one message's writes into the slab and hands out its bytes.
- * @param {() => void} write
+ * Writes one message into the slab, `head`'s bytes (if any) then `value`, and hands out its bytes.
+ * @param {Uint8Array | null} head
+ * @param {unknown} value
  */
-function encode (write) {
+function encode (head, value) {
   // `toJSON` runs in the middle of an encoding; it must not start another.
   if (encoding) throw new Error('encodeMessage is not reentrant')
   encoding = true
   start = offset
   try {
-    write()
+    if (head !== null) {
+      reserve(head.length)
+      slab.set(head, offset)
+      offset += head.length
+    }
+    writeValue(value)
     const message = slab.subarray(start, offset)
     // A slab grown for one large message is not kept for the small ones after it.
     if (slab.length > SLAB_BYTES) newSlab(SLAB_BYTES)
