@@ -1,4 +1,4 @@
-import { createHistogram, encode, recordMs } from './histogram.js'
+import { LatencyRecorder, createHistogram, encode } from './histogram.js'
 
 // What the editors of one worker thread measured. Counters cover the measured window only (sends
 // made at or after the window's start; receipts of those sends), except the connect and join ones,
@@ -8,12 +8,10 @@ export class EditorStats {
   connect = createHistogram()
   join = createHistogram()
   synced = createHistogram()
-  ack = createHistogram()
-  broadcast = createHistogram()
   scheduleLag = createHistogram()
-  /** reset at every progress report, for the live p99 */
-  recentAck = createHistogram()
-  recentBroadcast = createHistogram()
+  // Recorded once per update and per delivery: the cheap recorder.
+  ack = new LatencyRecorder()
+  broadcast = new LatencyRecorder()
 
   connectFailed = 0
   joinFailed = 0
@@ -31,15 +29,13 @@ export class EditorStats {
 
   /** @param {number} ms */
   recordAck (ms) {
-    recordMs(this.ack, ms)
-    recordMs(this.recentAck, ms)
+    this.ack.record(ms)
   }
 
   /** @param {number} ms */
   recordBroadcast (ms) {
     this.broadcastReceived++
-    recordMs(this.broadcast, ms)
-    recordMs(this.recentBroadcast, ms)
+    this.broadcast.record(ms)
   }
 
   /** @param {string} code */
@@ -52,18 +48,15 @@ export class EditorStats {
     return this.connectFailed + this.joinFailed + this.refused + this.timedOut + this.disconnects + this.closedByServer
   }
 
-  /** Counters and the recent histograms since the last call, for the live progress line. */
+  /** Counters, and the latencies recorded since the last call, for the live progress line. */
   takeRecent () {
-    const recent = {
+    return {
       sent: this.sent,
       acked: this.acked,
       errors: this.errors,
-      ack: encode(this.recentAck),
-      broadcast: encode(this.recentBroadcast)
+      ack: this.ack.takeRecent(),
+      broadcast: this.broadcast.takeRecent()
     }
-    this.recentAck.reset()
-    this.recentBroadcast.reset()
-    return recent
   }
 
   /** Everything, with histograms encoded for postMessage. */
@@ -73,8 +66,8 @@ export class EditorStats {
         connect: encode(this.connect),
         join: encode(this.join),
         synced: encode(this.synced),
-        ack: encode(this.ack),
-        broadcast: encode(this.broadcast),
+        ack: encode(this.ack.histogram()),
+        broadcast: encode(this.broadcast.histogram()),
         scheduleLag: encode(this.scheduleLag)
       },
       counts: {

@@ -12,21 +12,41 @@ const REMOTE = 'remote'
 // timer resolution (about 1 ms) is met without starving the receipts of the same thread.
 const MAX_BURST = 64
 
-/** @type {{ bytes: Buffer, meta: ReturnType<typeof Y.parseUpdateMeta> } | null} */
-let lastParsed = null
+// How many of the thread's latest updates `updateMeta` keeps. A socket's reads can hold several
+// broadcasts, and the thread reads its sockets one after another: in one document of 300 editors,
+// remembering the last update alone, parsing took 44 % of the thread's time (a profile of the
+// measured window), against 0.3 % with these.
+const RECENT_UPDATES = 256
+// Bytes of an update's start that its key hashes: they hold its first client's id and clock.
+const KEY_BYTES = 16
+
+/** @type {Map<number, { bytes: Buffer, meta: ReturnType<typeof Y.parseUpdateMeta> }>} the thread's latest parsed updates by key, oldest first */
+const recentUpdates = new Map()
 
 /**
- * The clock ranges of a received update. The editors of a thread receive each broadcast one after
- * another, so the last update's ranges are kept and reused when the next update has the same bytes
- * (compared in full: a different update is never taken for it). This spares the generator one
- * decoding per receiving editor, most of its cost per delivery in a large document.
+ * The clock ranges of a received update. The editors of a thread receive the same broadcasts close
+ * together, so the latest updates' ranges are kept and reused when an update has the same bytes as
+ * one of them (compared in full: a different update is never taken for it). This spares the
+ * generator one decoding per receiving editor, most of its cost per delivery in a large document.
  * @param {Uint8Array} update bytes that nothing overwrites later (each receipt has its own)
  */
 function updateMeta (update) {
   const bytes = Buffer.from(update.buffer, update.byteOffset, update.byteLength)
-  if (lastParsed?.bytes.equals(bytes)) return lastParsed.meta
-  lastParsed = { bytes, meta: Y.parseUpdateMeta(update) }
-  return lastParsed.meta
+  const key = keyOf(bytes)
+  const recent = recentUpdates.get(key)
+  if (recent?.bytes.equals(bytes)) return recent.meta
+  const meta = Y.parseUpdateMeta(update)
+  recentUpdates.delete(key)
+  recentUpdates.set(key, { bytes, meta })
+  if (recentUpdates.size > RECENT_UPDATES) recentUpdates.delete(/** @type {number} */ (recentUpdates.keys().next().value))
+  return meta
+}
+
+/** A hash of an update's length and first bytes (FNV-1a). @param {Buffer} bytes */
+function keyOf (bytes) {
+  let hash = Math.imul(0x811c9dc5 ^ bytes.length, 0x01000193)
+  for (let i = 0, n = Math.min(KEY_BYTES, bytes.length); i < n; i++) hash = Math.imul(hash ^ bytes[i], 0x01000193)
+  return hash
 }
 
 /**

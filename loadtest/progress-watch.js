@@ -1,4 +1,4 @@
-import { merge, summarize } from './histogram.js'
+import { recentP99Ms } from './histogram.js'
 
 // What the live progress line shows while a level runs, from the threads' once-a-second reports.
 
@@ -23,8 +23,8 @@ export function watchProgress (pool, threads) {
     snapshot () {
       const reports = [...latest.values()]
       return {
-        ackP99: summarize(merge(reports.map(report => report.ack)))?.p99 ?? null,
-        broadcastP99: summarize(merge(reports.map(report => report.broadcast)))?.p99 ?? null,
+        ackP99: recentP99Ms(reports.map(report => report.ack)),
+        broadcastP99: recentP99Ms(reports.map(report => report.broadcast)),
         sent: reports.reduce((total, report) => total + report.sent, 0),
         errors: reports.reduce((total, report) => total + report.errors, 0)
       }

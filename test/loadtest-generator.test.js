@@ -3,7 +3,8 @@ import { describe, it } from 'node:test'
 import * as Y from 'yjs'
 import { TEXT_NAME } from '../isomorphic/events.js'
 import { Region, layout } from '../loadtest/edits/regions.js'
-import { createHistogram, encode, merge, recordMs, summarize } from '../loadtest/histogram.js'
+import { EditorStats } from '../loadtest/editor-stats.js'
+import { LatencyRecorder, createHistogram, encode, merge, recentP99Ms, recordMs, summarize } from '../loadtest/histogram.js'
 import { assignThreads, planRooms } from '../loadtest/plan.js'
 import { ReceiptCursor, SendLog } from '../loadtest/send-log.js'
 
@@ -28,6 +29,42 @@ describe('load test percentiles', () => {
     const summary = summarize(histogram)
     assert.ok(Math.abs(/** @type {number} */ (summary?.max) - 123.4) / 123.4 < 0.001)
     assert.equal(summarize(createHistogram()), null)
+  })
+
+  it('records latencies into the same slots as HDR itself, and takes the same p99 of the last second', () => {
+    const direct = createHistogram()
+    const recorder = new LatencyRecorder()
+    const edges = [0, 0.0004, 0.001, 1.023, 1.024, 2.047, 2.048, 2.049, 4.095, 4.096, 1e12]
+    let seed = 1
+    const random = () => (seed = Math.imul(seed, 48271) % 0x7fffffff) / 0x7fffffff
+    const spread = Array.from({ length: 20000 }, () => Math.exp(random() * 20) / 1000)
+    for (const ms of [...edges, ...spread]) {
+      recordMs(direct, ms)
+      recorder.record(ms)
+    }
+    assert.equal(encode(recorder.histogram()), encode(direct))
+    // Read twice: what was handed over is not counted again.
+    assert.equal(recorder.histogram().totalCount, edges.length + spread.length)
+    // The live line's p99, over two threads' last second, is HDR's p99 of both.
+    const other = new LatencyRecorder()
+    for (let i = 0; i < 500; i++) {
+      other.record(300 + i)
+      recordMs(direct, 300 + i)
+    }
+    assert.equal(recentP99Ms([recorder.takeRecent(), other.takeRecent()]), summarize(direct)?.p99)
+    assert.equal(recentP99Ms([recorder.takeRecent(), other.takeRecent()]), null)
+  })
+
+  it('reports the latencies since the last progress line, while the level keeps them all', () => {
+    const stats = new EditorStats()
+    for (let i = 0; i < 100; i++) stats.recordBroadcast(50)
+    const first = recentP99Ms([stats.takeRecent().broadcast])
+    for (let i = 0; i < 10; i++) stats.recordBroadcast(2)
+    const second = recentP99Ms([stats.takeRecent().broadcast])
+    assert.ok(Math.abs(/** @type {number} */ (first) - 50) < 0.05)
+    assert.ok(Math.abs(/** @type {number} */ (second) - 2) < 0.01)
+    assert.equal(recentP99Ms([stats.takeRecent().broadcast]), null)
+    assert.equal(summarize(merge([stats.toMessage().histograms.broadcast]))?.count, 110)
   })
 })
 
