@@ -24,8 +24,18 @@ export function recordMs (histogram, ms) {
 // 1,024 per power of two, each 2^b wide in bucket b (values 2^(b+10) to 2^(b+11)).
 const SLOTS = (Math.floor(Math.log2(HIGHEST_US)) - SUB_BUCKET_HALF_MAGNITUDE + 2) << SUB_BUCKET_HALF_MAGNITUDE
 
-/** @param {number} slot */
-const bucketOf = slot => Math.max(0, (slot >>> SUB_BUCKET_HALF_MAGNITUDE) - 1)
+/** The slot of a value in µs (1 to HIGHEST_US), with integer operations. @param {number} us */
+function slotOf (us) {
+  const bucket = Math.max(0, 31 - Math.clz32(us) - SUB_BUCKET_HALF_MAGNITUDE)
+  return (bucket << SUB_BUCKET_HALF_MAGNITUDE) + (us >>> bucket)
+}
+
+/** The lowest value a slot holds, in µs, and how many it holds. @param {number} slot */
+function valuesOf (slot) {
+  const bucket = Math.max(0, (slot >>> SUB_BUCKET_HALF_MAGNITUDE) - 1)
+  const width = 2 ** bucket
+  return { lowest: (slot - (bucket << SUB_BUCKET_HALF_MAGNITUDE)) * width, width }
+}
 
 /**
  * Records latencies at a small part of HDR's own cost per value. HDR's `recordValue` finds a
@@ -42,9 +52,7 @@ export class LatencyRecorder {
 
   /** @param {number} ms */
   record (ms) {
-    const us = Math.min(HIGHEST_US, Math.max(1, Math.round(ms * 1000)))
-    const bucket = Math.max(0, 31 - Math.clz32(us) - SUB_BUCKET_HALF_MAGNITUDE)
-    const slot = (bucket << SUB_BUCKET_HALF_MAGNITUDE) + (us >>> bucket)
+    const slot = slotOf(Math.min(HIGHEST_US, Math.max(1, Math.round(ms * 1000))))
     this.#counts[slot]++
     this.#recent[slot]++
   }
@@ -54,9 +62,8 @@ export class LatencyRecorder {
     const counts = this.#counts
     for (let slot = 0; slot < SLOTS; slot++) {
       if (counts[slot] === 0) continue
-      // The slot's lowest value: HDR counts it in the same slot.
-      const bucket = bucketOf(slot)
-      this.#histogram.recordValueWithCount((slot - (bucket << SUB_BUCKET_HALF_MAGNITUDE)) * 2 ** bucket, counts[slot])
+      // HDR counts the slot's lowest value in the same slot.
+      this.#histogram.recordValueWithCount(valuesOf(slot).lowest, counts[slot])
       counts[slot] = 0
     }
     return this.#histogram
@@ -102,8 +109,8 @@ export function recentP99Ms (parts) {
   for (let slot = 0; slot < SLOTS; slot++) {
     seen += counts[slot]
     if (seen < wanted) continue
-    const bucket = bucketOf(slot)
-    return ((slot - (bucket << SUB_BUCKET_HALF_MAGNITUDE) + 1) * 2 ** bucket - 1) / 1000
+    const { lowest, width } = valuesOf(slot)
+    return (lowest + width - 1) / 1000
   }
   return null
 }
