@@ -17,8 +17,11 @@ export function createHistogram () {
 
 /** @param {Histogram} histogram @param {number} ms */
 export function recordMs (histogram, ms) {
-  histogram.recordValue(Math.min(HIGHEST_US, Math.max(1, Math.round(ms * 1000))))
+  histogram.recordValue(microseconds(ms))
 }
+
+/** A latency as the histograms count it: whole microseconds, 1 to HIGHEST_US. @param {number} ms */
+const microseconds = ms => Math.min(HIGHEST_US, Math.max(1, Math.round(ms * 1000)))
 
 // HDR's slots at 3 significant digits from 1 µs, in its order: one per value below 2,048 µs, then
 // 1,024 per power of two, each 2^b wide in bucket b (values 2^(b+10) to 2^(b+11)).
@@ -52,7 +55,7 @@ export class LatencyRecorder {
 
   /** @param {number} ms */
   record (ms) {
-    const slot = slotOf(Math.min(HIGHEST_US, Math.max(1, Math.round(ms * 1000))))
+    const slot = slotOf(microseconds(ms))
     this.#counts[slot]++
     this.#recent[slot]++
   }
