@@ -110,6 +110,37 @@ describe('durability: nothing acknowledged is lost', () => {
     await tandem.close()
   })
 
+  it('compacts a large document once its log holds as many bytes as its snapshot, not every few updates', async (t) => {
+    const tandem = await startServer({ dataDir: `${data.dir}/compact-large`, compactAfterUpdates: 5, updatesPerSecond: 0 })
+    t.after(() => tandem.close())
+    const store = tandem.server.registry.store
+    const compact = store.compact.bind(store)
+    let compactions = 0
+    store.compact = (docId, makeSnapshot) => {
+      compactions++
+      return compact(docId, makeSnapshot)
+    }
+    const session = await createSession(tandem.url)
+    const alice = new TestEditor(tandem.url)
+    t.after(() => alice.close())
+    await alice.join(session.id)
+    const settled = async () => { await tandem.server.registry.get(session.id)?.settled() }
+    // The first compaction comes after 5 updates and leaves a snapshot of about 20 KB.
+    assert.deepEqual(await alice.insert(session.id, 0, 'x'.repeat(20000)), { ok: true })
+    for (let i = 0; i < 4; i++) await alice.insert(session.id, 0, 'a')
+    await settled()
+    assert.equal(compactions, 1)
+    // Forty one-character updates hold far fewer bytes than that snapshot.
+    for (let i = 0; i < 40; i++) await alice.insert(session.id, 0, 'b')
+    await settled()
+    assert.equal(compactions, 1, 'small updates compacted a large document')
+    // With as many bytes in the log as in the snapshot, the write compacts.
+    await alice.insert(session.id, 0, 'y'.repeat(20000))
+    await settled()
+    assert.equal(compactions, 2)
+    assert.equal(await contentOf(tandem.url, session.id), alice.text(session.id))
+  })
+
   it('keeps every acknowledged update when updates keep landing while the log is compacted', async () => {
     const dir = `${data.dir}/compact-busy`
     let tandem = await startServer({ dataDir: dir, compactAfterUpdates: 7, updatesPerSecond: 0 })
