@@ -24,7 +24,7 @@ export const SAME_ORIGIN = 'same-origin'
  * @property {number} defaultMaxEditors `maxEditors` of a session created without one. Default 50.
  * @property {number} docIdleMs how long a document with no editors stays loaded, in ms. Default 30000.
  * @property {number} compactAfterUpdates stored updates after which a document's log is compacted, once they
- *   also hold as many bytes as the last snapshot. Default 500.
+ *   also hold as many bytes as the last snapshot or the document passes half of `maxDocBytes`. Default 500.
  * @property {boolean} syncWrites fsync every acknowledged write (survives power loss, not just kill -9). Default false.
  * @property {string} corsOrigin allowed browser origins: `*`, `same-origin`, or a comma-separated list.
  *   Default `*`; `same-origin` while auth is off and CORS_ORIGIN is unset.

@@ -141,6 +141,28 @@ describe('durability: nothing acknowledged is lost', () => {
     assert.equal(await contentOf(tandem.url, session.id), alice.text(session.id))
   })
 
+  it('compacts by the count of updates again once a document passes half its size limit, so it is not refused for its log', async (t) => {
+    const tandem = await startServer({ dataDir: `${data.dir}/compact-near-limit`, compactAfterUpdates: 2, maxDocBytes: 60000, updatesPerSecond: 0 })
+    t.after(() => tandem.close())
+    const session = await createSession(tandem.url)
+    const alice = new TestEditor(tandem.url)
+    t.after(() => alice.close())
+    await alice.join(session.id)
+    const settled = async () => { await tandem.server.registry.get(session.id)?.settled() }
+    assert.deepEqual(await alice.insert(session.id, 0, 'x'.repeat(35000)), { ok: true })
+    // Each round replaces 10 KB: the text stays 35 KB, the log grows by 10 KB. Compacted by the
+    // bytes alone (10 KB of log against a 35 KB snapshot), the fourth round would pass 60 KB.
+    for (let round = 0; round < 6; round++) {
+      const reply = await alice.edit(session.id, text => {
+        text.delete(0, 10000)
+        text.insert(0, String(round).repeat(10000))
+      })
+      assert.deepEqual(reply, { ok: true }, `round ${round}`)
+      await settled()
+    }
+    assert.equal(await contentOf(tandem.url, session.id), alice.text(session.id))
+  })
+
   it('keeps every acknowledged update when updates keep landing while the log is compacted', async () => {
     const dir = `${data.dir}/compact-busy`
     let tandem = await startServer({ dataDir: dir, compactAfterUpdates: 7, updatesPerSecond: 0 })

@@ -29,7 +29,7 @@ export class DocRegistry {
   /**
    * @param {object} deps
    * @param {import('../storage/doc-store.js').DocStore} deps.store
-   * @param {{ docIdleMs: number, compactAfterUpdates: number }} deps.config
+   * @param {{ docIdleMs: number, compactAfterUpdates: number, maxDocBytes: number }} deps.config
    * @param {import('pino').Logger} deps.logger
    * @param {import('../metrics.js').Metrics} deps.metrics
    * @param {import('../storage/redis-doc-feed.js').RedisDocFeed} [deps.feed] how processes sharing the store
@@ -208,6 +208,7 @@ export class DocRegistry {
         this.invalidate(id).catch(err => this.logger.error({ err, doc: id }, 'dropping a document after a failed write failed'))
       },
       compactAfterUpdates: this.config.compactAfterUpdates,
+      maxDocBytes: this.config.maxDocBytes,
       logger: this.logger.child({ doc: id }),
       metrics: this.metrics
     })

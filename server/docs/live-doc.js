@@ -70,13 +70,14 @@ export class LiveDoc {
    * @param {import('../storage/doc-store.js').DocStore} deps.store
    * @param {import('../storage/doc-store.js').StoredDoc} deps.stored what the document was loaded from
    * @param {number} deps.compactAfterUpdates
+   * @param {number} deps.maxDocBytes the stored size past which updates are refused
    * @param {(docId: string) => void} deps.onWriteFailed called once, when a write fails
    * @param {(doc: LiveDoc, update: Uint8Array) => void} deps.onRemoteUpdate called with what another
    *   process stored that this copy lacked, to send to this process's editors
    * @param {import('pino').Logger} deps.logger
    * @param {import('../metrics.js').Metrics} deps.metrics
    */
-  constructor (id, ydoc, { store, stored, compactAfterUpdates, onWriteFailed, onRemoteUpdate, logger, metrics }) {
+  constructor (id, ydoc, { store, stored, compactAfterUpdates, maxDocBytes, onWriteFailed, onRemoteUpdate, logger, metrics }) {
     this.id = id
     this.#ydoc = ydoc
     this.store = store
@@ -84,6 +85,7 @@ export class LiveDoc {
     this.#storedUpdates = stored.updates.length
     this.bytes = byteSum(stored.updates)
     this.compactAfterUpdates = compactAfterUpdates
+    this.maxDocBytes = maxDocBytes
     this.onWriteFailed = onWriteFailed
     this.onRemoteUpdate = onRemoteUpdate
     this.logger = logger
@@ -277,10 +279,13 @@ export class LiveDoc {
    * many bytes as the last snapshot. A compaction encodes the whole document, so its cost grows with
    * the document; the bytes keep it to one per document's size of new writes. By the count alone,
    * one document of 300 editors was compacted three times a second: 6.5 % of the main thread's busy
-   * time in a profile, in stalls of 10 to 30 ms that the editors' ACKs waited behind.
+   * time in a profile, in stalls of 10 to 30 ms that the editors' ACKs waited behind. Past half of
+   * `maxDocBytes` the count alone decides again: the size limit counts the log too, and a document
+   * that fits once compacted must not be refused for the log it has not compacted yet.
    */
   #compactionDue () {
-    return this.#storedUpdates >= this.compactAfterUpdates && this.bytes - this.#snapshotBytes >= this.#snapshotBytes
+    if (this.#storedUpdates < this.compactAfterUpdates) return false
+    return this.bytes - this.#snapshotBytes >= this.#snapshotBytes || this.bytes > this.maxDocBytes / 2
   }
 
   async #compact () {
