@@ -110,9 +110,26 @@ describe('durability: nothing acknowledged is lost', () => {
     await tandem.close()
   })
 
-  it('compacts a large document once its log holds as many bytes as its snapshot, not every few updates', async (t) => {
-    const tandem = await startServer({ dataDir: `${data.dir}/compact-large`, compactAfterUpdates: 5, updatesPerSecond: 0 })
+  /**
+   * A server with these settings, a session and an editor joined to it; `settled` waits for its
+   * document's writes and compaction.
+   * @param {import('node:test').TestContext} t
+   * @param {string} name
+   * @param {object} settings
+   */
+  async function joinedEditor (t, name, settings) {
+    const tandem = await startServer({ dataDir: `${data.dir}/${name}`, updatesPerSecond: 0, ...settings })
     t.after(() => tandem.close())
+    const session = await createSession(tandem.url)
+    const alice = new TestEditor(tandem.url)
+    t.after(() => alice.close())
+    await alice.join(session.id)
+    const settled = async () => { await tandem.server.registry.get(session.id)?.settled() }
+    return { tandem, session, alice, settled }
+  }
+
+  it('compacts a large document once its log holds as many bytes as its snapshot, not every few updates', async (t) => {
+    const { tandem, session, alice, settled } = await joinedEditor(t, 'compact-large', { compactAfterUpdates: 5 })
     const store = tandem.server.registry.store
     const compact = store.compact.bind(store)
     let compactions = 0
@@ -120,11 +137,6 @@ describe('durability: nothing acknowledged is lost', () => {
       compactions++
       return compact(docId, makeSnapshot)
     }
-    const session = await createSession(tandem.url)
-    const alice = new TestEditor(tandem.url)
-    t.after(() => alice.close())
-    await alice.join(session.id)
-    const settled = async () => { await tandem.server.registry.get(session.id)?.settled() }
     // The first compaction comes after 5 updates and leaves a snapshot of about 20 KB.
     assert.deepEqual(await alice.insert(session.id, 0, 'x'.repeat(20000)), { ok: true })
     for (let i = 0; i < 4; i++) await alice.insert(session.id, 0, 'a')
@@ -142,13 +154,7 @@ describe('durability: nothing acknowledged is lost', () => {
   })
 
   it('compacts by the count of updates again once a document passes half its size limit, so it is not refused for its log', async (t) => {
-    const tandem = await startServer({ dataDir: `${data.dir}/compact-near-limit`, compactAfterUpdates: 2, maxDocBytes: 60000, updatesPerSecond: 0 })
-    t.after(() => tandem.close())
-    const session = await createSession(tandem.url)
-    const alice = new TestEditor(tandem.url)
-    t.after(() => alice.close())
-    await alice.join(session.id)
-    const settled = async () => { await tandem.server.registry.get(session.id)?.settled() }
+    const { tandem, session, alice, settled } = await joinedEditor(t, 'compact-near-limit', { compactAfterUpdates: 2, maxDocBytes: 60000 })
     assert.deepEqual(await alice.insert(session.id, 0, 'x'.repeat(35000)), { ok: true })
     // Each round replaces 10 KB: the text stays 35 KB, the log grows by 10 KB. Compacted by the
     // bytes alone (10 KB of log against a 35 KB snapshot), the fourth round would pass 60 KB.
