@@ -76,7 +76,8 @@ export async function createServer (config, deps = {}) {
     metrics,
     feed: backend.feed,
     onInvalid: (docId, docs) => closeForEditors(docs, docId, CLOSE_REASONS.RELOAD),
-    onRemoteUpdate: (doc, update) => relayOf(doc, io.of('/'), relayOptions).update(update)
+    onRemoteUpdate: (doc, update) => relayOf(doc, io.of('/'), relayOptions).update(update),
+    onApplied: (doc, applied) => relayOf(doc, io.of('/'), relayOptions).updates(applied)
   })
   registerGauges(metrics, {
     connections: () => io.engine.clientsCount,

@@ -14,7 +14,6 @@ import * as Y from 'yjs'
 import { createServer } from '../../server/app.js'
 import { loadConfig } from '../../server/config.js'
 import { acceptUpdate } from '../../server/docs/accept-update.js'
-import { relayOf } from '../../server/realtime/room-relay.js'
 import { TEXT_NAME } from '../../isomorphic/events.js'
 import { medianOf } from '../runs.js'
 
@@ -52,10 +51,10 @@ function typedUpdates (seed) {
 /**
  * One round over fresh documents; the CPU of the whole process (LevelDB's threads included) per update.
  * @param {import('../../server/app.js').TandemServer} server
- * @param {{ config: import('../../server/config.js').Config, relayOptions: import('../../server/realtime/room-relay.js').RelayOptions }} deps
+ * @param {import('../../server/config.js').Config} config
  * @param {number} round
  */
-async function timeRound (server, { config, relayOptions }, round) {
+async function timeRound (server, config, round) {
   const docs = []
   const updates = []
   for (let d = 0; d < DOCUMENTS; d++) {
@@ -63,9 +62,8 @@ async function timeRound (server, { config, relayOptions }, round) {
     docs.push(doc)
     updates.push(typedUpdates(doc.ydoc))
   }
-  const acceptDeps = { config, registry: server.registry }
+  const acceptDeps = { config }
   const sender = /** @type {any} */ ({})
-  const nsp = server.io.of('/')
   const total = DOCUMENTS * UPDATES
   const started = process.cpuUsage()
   for (let next = 0; next < total; next += UPDATES_PER_TURN) {
@@ -73,7 +71,7 @@ async function timeRound (server, { config, relayOptions }, round) {
     for (let k = next; k < Math.min(total, next + UPDATES_PER_TURN); k++) {
       const doc = docs[k % DOCUMENTS]
       const update = updates[k % DOCUMENTS][Math.floor(k / DOCUMENTS)]
-      turn.push(acceptUpdate(doc, update, sender, relayOf(doc, nsp, relayOptions), acceptDeps, server.logger))
+      turn.push(acceptUpdate(doc, update, sender, acceptDeps, server.logger))
     }
     await Promise.all(turn)
   }
@@ -92,12 +90,11 @@ export async function run () {
   const dir = await mkdtemp(join(tmpdir(), 'tandem-bench-'))
   const config = loadConfig({}, { dataDir: dir, logLevel: 'silent' })
   const server = await createServer(config)
-  const relayOptions = { awarenessIntervalMs: config.awarenessIntervalMs, fanOutSpacing: config.fanOutSpacing, metrics: server.metrics }
   try {
     // A first round, not counted, warms the JIT up.
-    await timeRound(server, { config, relayOptions }, -1)
+    await timeRound(server, config, -1)
     const perUpdate = []
-    for (let round = 0; round < ROUNDS; round++) perUpdate.push(await timeRound(server, { config, relayOptions }, round))
+    for (let round = 0; round < ROUNDS; round++) perUpdate.push(await timeRound(server, config, round))
     const median = /** @type {number} */ (medianOf(perUpdate))
     console.log(`Update path (check, apply, encode, store), ${DOCUMENTS} documents of ${TYPISTS} typists, ${UPDATES_PER_TURN} updates a turn: median ${median.toFixed(2)} µs of CPU per update over ${ROUNDS} rounds of ${DOCUMENTS * UPDATES} after one to warm up (${Math.min(...perUpdate).toFixed(2)}–${Math.max(...perUpdate).toFixed(2)})`)
     return { medianUs: median, rounds: perUpdate }

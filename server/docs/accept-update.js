@@ -1,4 +1,3 @@
-import * as Y from 'yjs'
 import { AppError } from '../errors.js'
 import { checkUpdate } from './update-check.js'
 
@@ -9,51 +8,45 @@ import { checkUpdate } from './update-check.js'
 /**
  * @typedef {object} AcceptDeps
  * @property {Pick<import('../config.js').Config, 'maxDocBytes' | 'maxDocStructs' | 'maxTypeDepth' | 'rootTypes'>} config
- * @property {import('./doc-registry.js').DocRegistry} registry
  */
 
 /**
  * Takes an update into a document; resolves once it is stored, which is what the ACK means.
  *
  * 1. Checked before it touches the document: size, decoding, and that it builds only on what the
- *    document has. In a shared store, what it builds on may have been stored by another process a
- *    moment ago (its editors can see an update before this copy applies or reads it): the writes
- *    received from other processes are applied, or the copy catches up once, and it is checked
- *    again.
- * 2. Applied; an update that still fails halfway leaves part of it in memory, so the copy is dropped
- *    and reloaded from storage.
- * 3. The editors in this process get it at once (`relay`, from everyone but the sender).
+ *    document has. The document's copy may not have applied everything yet: the updates taken this
+ *    turn, and in a shared store the writes received from other processes. One that builds on those
+ *    has them applied and is checked again. What it builds on may also have been stored by another
+ *    process a moment ago (its editors can see an update before this copy reads it): the copy then
+ *    catches up once, and it is checked again.
+ * 2. Taken (LiveDoc.take): at the end of the turn, applied with the turn's other updates in one
+ *    transaction. One that still fails halfway leaves part of it in memory, so it is refused and
+ *    the copy is reloaded from storage.
+ * 3. Sent to the other editors in this process as soon as it is applied (LiveDoc's `onApplied`).
  * 4. Stored, with the updates that arrived meanwhile (group commit). A refused write reloads the
  *    copy (LiveDoc): it must not hold what storage refused.
  * @param {import('./live-doc.js').LiveDoc} doc
  * @param {Uint8Array} update
- * @param {import('socket.io').Socket} sender the applying transaction's origin, left out of the relay
- * @param {{ update: (update: Uint8Array, sender: import('socket.io').Socket) => void }} relay the document's room in this process
+ * @param {import('socket.io').Socket} sender the editor it came from
  * @param {AcceptDeps} deps
  * @param {import('pino').Logger} logger the sender's connection's
  */
-export async function acceptUpdate (doc, update, sender, relay, { config, registry }, logger) {
+export async function acceptUpdate (doc, update, sender, { config }, logger) {
   if (doc.bytes + update.byteLength > config.maxDocBytes) {
     throw new AppError('TOO_LARGE', `the document would exceed ${config.maxDocBytes} bytes`)
   }
-  if (!checkInMemory(doc, update, config)) {
+  let growth = checkInMemory(doc, update, config)
+  if (growth === null) {
     await catchUp(doc, logger)
-    checkUpdate(update, doc.ydoc, config)
+    growth = checkUpdate(update, doc.ydoc, config)
   }
   doc.bytes += update.byteLength
-  try {
-    Y.applyUpdate(doc.appliedYdoc, update, sender)
-  } catch (err) {
-    logger.warn({ err, doc: doc.id }, 'update failed to apply; reloading the document')
-    registry.invalidate(doc.id).catch(evictErr => logger.error({ err: evictErr, doc: doc.id }, 'evict failed'))
-    throw new AppError('INVALID_UPDATE', 'update could not be applied')
-  }
   // A peer may see an update that storage then refuses: it sends it back when it rejoins the
   // reloaded document. Other processes learn of it from the store's feed once it is stored.
-  relay.update(update, sender)
   try {
-    await doc.persist(update)
+    await doc.take(update, sender, growth)
   } catch (err) {
+    if (err instanceof AppError && err.code === 'INVALID_UPDATE') throw err
     // Storage health logs the failure once per interval.
     logger.debug({ err, doc: doc.id }, 'update could not be stored')
     throw new AppError('UNAVAILABLE', 'the update could not be stored; retry')
@@ -61,29 +54,37 @@ export async function acceptUpdate (doc, update, sender, relay, { config, regist
 }
 
 /**
- * Checks an update against the copy as applied so far; in a shared store, one that builds on what
- * that lacks is checked again with the writes received from other processes applied. False when it
- * still builds on what the copy lacks: the stored log may have it.
+ * Checks an update against the copy as applied so far, counting the structs the updates taken this
+ * turn may add; one that builds on what the copy lacks is checked again with everything waiting
+ * applied. Returns the structs it may add, or null when it still builds on what the copy lacks in a
+ * shared store: the stored log may have it.
  * @param {import('./live-doc.js').LiveDoc} doc
  * @param {Uint8Array} update
  * @param {AcceptDeps['config']} config
- * @returns {boolean}
+ * @returns {number | null}
  */
 function checkInMemory (doc, update, config) {
   try {
-    checkUpdate(update, doc.appliedYdoc, config)
-    return true
+    return checkUpdate(update, doc.appliedYdoc, config, doc.takenGrowth)
   } catch (err) {
-    if (!isOutOfSync(err) || !doc.store.shared) throw err
+    if (!isOutOfSync(err) || !doc.hasUnapplied) return outOfSyncInSharedStore(err, doc)
   }
-  if (!doc.hasWaiting) return false
   try {
-    checkUpdate(update, doc.ydoc, config)
-    return true
+    return checkUpdate(update, doc.ydoc, config)
   } catch (err) {
-    if (!isOutOfSync(err)) throw err
-    return false
+    return outOfSyncInSharedStore(err, doc)
   }
+}
+
+/**
+ * Null for an update out of sync with the copy of a shared store's document; any other error is thrown.
+ * @param {unknown} err
+ * @param {import('./live-doc.js').LiveDoc} doc
+ * @returns {null}
+ */
+function outOfSyncInSharedStore (err, doc) {
+  if (isOutOfSync(err) && doc.store.shared) return null
+  throw err
 }
 
 /** @param {unknown} err */

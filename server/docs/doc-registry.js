@@ -38,12 +38,15 @@ export class DocRegistry {
    *   memory can no longer be trusted, before it is dropped: its editors must leave and rejoin
    * @param {(doc: LiveDoc, update: Uint8Array) => void} [deps.onRemoteUpdate] called with what
    *   another process stored that a loaded copy lacked
+   * @param {(doc: LiveDoc, applied: import('./live-doc.js').TakenUpdate[]) => void} [deps.onApplied]
+   *   called with this process's editors' updates once a copy has applied them
    */
-  constructor ({ store, config, logger, metrics, feed, onInvalid = () => {}, onRemoteUpdate = () => {} }) {
+  constructor ({ store, config, logger, metrics, feed, onInvalid = () => {}, onRemoteUpdate = () => {}, onApplied = () => {} }) {
     this.store = store
     this.feed = feed
     this.onInvalid = onInvalid
     this.onRemoteUpdate = onRemoteUpdate
+    this.onApplied = onApplied
     this.config = config
     this.logger = logger
     this.metrics = metrics
@@ -204,7 +207,8 @@ export class DocRegistry {
       store: this.store,
       stored,
       onRemoteUpdate: this.onRemoteUpdate,
-      onWriteFailed: () => {
+      onApplied: this.onApplied,
+      onUntrusted: () => {
         this.invalidate(id).catch(err => this.logger.error({ err, doc: id }, 'dropping a document after a failed write failed'))
       },
       compactAfterUpdates: this.config.compactAfterUpdates,

@@ -18,21 +18,24 @@ const rootSets = new WeakMap()
 /**
  * Refuses bytes that are not a Yjs update, or an update this document cannot integrate, before it
  * reaches the live document. Typing is read without decoding it (typing-update.js); anything else
- * is checked in full (`checkInFull`).
+ * is checked in full (`checkInFull`). Returns how many structs the update may add.
  * @param {Uint8Array} update
  * @param {Y.Doc} ydoc
  * @param {DocLimits} limits
+ * @param {number} [unappliedGrowth] what updates taken but not applied to `ydoc` yet may add
+ * @returns {number}
  */
-export function checkUpdate (update, ydoc, limits) {
+export function checkUpdate (update, ydoc, limits, unappliedGrowth = 0) {
   const { added, ranges } = readTyping(update, ydoc, rootSetOf(limits.rootTypes)) ?? checkInFull(update, ydoc, limits)
   // The most the document can grow by: each new struct, and the items it cuts in two where its
   // origin and right origin fall inside them; each deleted range cuts at most the two items at its
   // ends. Deletions alone grow it too: a range every other character turns one item of a long run
   // into as many as it has characters.
   const growth = 3 * added + 2 * ranges
-  if (growth > 0 && structCount(ydoc) + growth > limits.maxDocStructs) {
+  if (growth > 0 && structCount(ydoc) + unappliedGrowth + growth > limits.maxDocStructs) {
     throw new AppError('TOO_LARGE', `the document would hold more than ${limits.maxDocStructs} structs`)
   }
+  return growth
 }
 
 /**

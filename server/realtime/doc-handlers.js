@@ -120,7 +120,7 @@ export function docHandlers (ctx) {
     maxTotalBytes: config.maxAwarenessBytes,
     holdMs: config.awarenessIdHoldMs
   }
-  const acceptDeps = { config, registry }
+  const acceptDeps = { config }
 
   const onJoin = withAck(EVENTS.JOIN, async (/** @type {Connection} */ connection, payload) => {
     const { socket } = connection
@@ -163,9 +163,7 @@ export function docHandlers (ctx) {
     if (membership.role === ROLES.VIEWER) throw new AppError('FORBIDDEN', 'viewers cannot edit')
     connection.rates.updates.take()
     connection.rates.bytes.take(update.byteLength)
-    const { doc } = membership
-    const { socket } = connection
-    await acceptUpdate(doc, update, socket, relayOf(doc, socket.nsp, relayOptions), acceptDeps, connection.logger)
+    await acceptUpdate(membership.doc, update, connection.socket, acceptDeps, connection.logger)
     metrics.updatesApplied.inc()
     metrics.updateBytes.inc(update.byteLength)
     metrics.updateDuration.observe((performance.now() - received) / 1000)

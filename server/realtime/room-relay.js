@@ -39,9 +39,10 @@ export function forgetAwareness (doc, clientIds) {
  * Sends a document's updates and awareness to its room, so that a busy room costs one message per
  * turn rather than one per update per editor.
  *
- * Updates: a quiet room gets an update at once, without its sender. Until a flush finds nothing new,
- * further updates are gathered and sent together as one merged update (Y.mergeUpdates), encoded
- * once for the whole room: at the end of the event loop's turn, or, for a room whose sends take a
+ * Updates: a quiet room gets an update at once, without its sender, or the updates its document
+ * applied together as one merged update to everyone. Until a flush finds nothing new, further
+ * updates are gathered and sent together as one merged update (Y.mergeUpdates), encoded once for
+ * the whole room: at the end of the event loop's turn, or, for a room whose sends take a
  * millisecond or more, after as long as the last send took. A merged update may hold the
  * recipient's own edits; Yjs skips what it already has (y-websocket servers echo every update).
  *
@@ -78,12 +79,22 @@ export class RoomRelay {
    * @param {import('socket.io').Socket} [sender] the editor it came from, if any: it has it already
    */
   update (update, sender) {
+    this.updates([{ update, sender }])
+  }
+
+  /**
+   * Sends updates applied together (a turn's, LiveDoc.take). A quiet room gets them at once: one
+   * alone without its sender, several as one merged update to every editor.
+   * @param {{ update: Uint8Array, sender?: import('socket.io').Socket }[]} applied
+   */
+  updates (applied) {
     if (this.#updates) {
-      this.#updates.push(update)
+      for (const { update } of applied) this.#updates.push(update)
       return
     }
     const started = performance.now()
-    this.#sendUpdate(update, sender)
+    if (applied.length === 1) this.#sendUpdate(applied[0].update, applied[0].sender)
+    else this.#sendMerged(applied.map(({ update }) => update))
     this.#updates = []
     this.#scheduleFlush(performance.now() - started)
   }
@@ -109,10 +120,14 @@ export class RoomRelay {
     }
     this.#updates = []
     const started = performance.now()
-    const update = updates.length === 1 ? updates[0] : Y.mergeUpdates(updates)
-    this.#sendUpdate(update)
-    this.metrics.mergedUpdates.observe(updates.length)
+    this.#sendMerged(updates)
     this.#scheduleFlush(performance.now() - started)
+  }
+
+  /** @param {Uint8Array[]} updates sent as one, to every editor */
+  #sendMerged (updates) {
+    this.#sendUpdate(updates.length === 1 ? updates[0] : Y.mergeUpdates(updates))
+    this.metrics.mergedUpdates.observe(updates.length)
   }
 
   /**

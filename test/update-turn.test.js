@@ -1,0 +1,124 @@
+import assert from 'node:assert/strict'
+import { after, before, describe, it } from 'node:test'
+import * as Y from 'yjs'
+import { acceptUpdate } from '../server/docs/accept-update.js'
+import { TEXT_NAME } from '../isomorphic/events.js'
+import { TestEditor } from './helpers/editor.js'
+import { eventually } from './helpers/eventually.js'
+import { contentOf, createSession, startServer } from './helpers/server.js'
+
+// The updates a document takes in one turn of the event loop are applied together, in one Yjs
+// transaction, at the end of the turn (LiveDoc.take). Each test calls the accept path itself, several
+// times in one turn, so what shares a turn does not depend on how the sockets' reads fall.
+
+const MAX_DOC_STRUCTS = 100
+
+describe('updates taken in one turn', () => {
+  /** @type {Awaited<ReturnType<typeof startServer>>} */
+  let tandem
+  /** @type {TestEditor[]} */
+  const editors = []
+  before(async () => { tandem = await startServer({ maxDocStructs: MAX_DOC_STRUCTS }) })
+  after(async () => {
+    for (const editor of editors) editor.close()
+    await tandem.close()
+  })
+
+  const sender = /** @type {import('socket.io').Socket} */ (/** @type {unknown} */ ({}))
+  /** @param {import('../server/docs/live-doc.js').LiveDoc} doc @param {Uint8Array} update */
+  const accept = (doc, update) => acceptUpdate(doc, update, sender, { config: tandem.config }, tandem.server.logger)
+
+  /** A session with `text` in it, loaded, and a client that starts from what it holds. @param {string} text */
+  async function loaded (text) {
+    const { id } = await createSession(tandem.url, { content: text })
+    const doc = await tandem.server.registry.open(id)
+    return { id, doc, client: () => copyOf(doc.ydoc) }
+  }
+
+  /** The text a document's stored log rebuilds. @param {string} id */
+  async function storedText (id) {
+    const stored = await tandem.server.registry.store.load(id)
+    const ydoc = new Y.Doc()
+    for (const update of stored.updates) Y.applyUpdate(ydoc, update)
+    return ydoc.getText(TEXT_NAME).toString()
+  }
+
+  it('applies them in one transaction, sends them to the editors and stores them', async () => {
+    const { id, doc, client } = await loaded('0123456789')
+    const watcher = new TestEditor(tandem.url)
+    editors.push(watcher)
+    assert.equal((await watcher.join(id)).ok, true)
+    const base = client()
+    const writers = [client(), client(), client()]
+    const updates = writers.map((ydoc, i) => edit(ydoc, text => text.insert(3 * i, `<${i}>`)))
+    let transactions = 0
+    doc.ydoc.on('afterTransaction', () => transactions++)
+    const replies = await Promise.allSettled(updates.map(update => accept(doc, update)))
+    assert.deepEqual(replies.map(reply => reply.status), ['fulfilled', 'fulfilled', 'fulfilled'])
+    assert.equal(transactions, 1, 'one transaction for the three')
+    const expected = merged(base, writers)
+    assert.equal(expected, '<0>012<1>345<2>6789')
+    assert.equal(doc.ydoc.getText(TEXT_NAME).toString(), expected)
+    await eventually(() => watcher.text(id) === expected)
+    assert.equal(await storedText(id), expected)
+  })
+
+  it('applies what an update builds on first when that was taken in the same turn', async () => {
+    const { id, doc, client } = await loaded('line\n')
+    const writer = client()
+    const first = edit(writer, text => text.insert(5, 'abc'))
+    const second = edit(writer, text => text.insert(8, 'def'))
+    const replies = await Promise.allSettled([accept(doc, first), accept(doc, second)])
+    assert.deepEqual(replies.map(reply => reply.status), ['fulfilled', 'fulfilled'])
+    assert.equal(doc.ydoc.getText(TEXT_NAME).toString(), 'line\nabcdef')
+    assert.equal(await storedText(id), 'line\nabcdef')
+  })
+
+  it('holds a document to MAX_DOC_STRUCTS counting the updates taken but not applied yet', async () => {
+    const { id, doc, client } = await loaded('x'.repeat(60))
+    // Each adds 20 items of one character apart from each other: within the limit alone, past it together.
+    const scatter = (/** @type {Y.Text} */ text) => { for (let i = 19; i >= 0; i--) text.insert(3 * i, 'y') }
+    const [first, second] = [client(), client()].map(ydoc => edit(ydoc, scatter))
+    const replies = await Promise.allSettled([accept(doc, first), accept(doc, second)])
+    assert.equal(replies[0].status, 'fulfilled')
+    assert.equal(replies[1].status === 'rejected' && replies[1].reason.code, 'TOO_LARGE')
+    assert.equal(await contentOf(tandem.url, id), await storedText(id))
+    assert.equal((await storedText(id)).length, 80, 'the first is stored, the second is not')
+  })
+
+  it('stores an update taken just before its document is unloaded, before the document loads again', async () => {
+    const { id, doc, client } = await loaded('kept')
+    const update = edit(client(), text => text.insert(4, '!'))
+    const stored = accept(doc, update)
+    await tandem.server.registry.unload(id)
+    const reloaded = await tandem.server.registry.open(id)
+    assert.notEqual(reloaded, doc)
+    assert.equal(reloaded.ydoc.getText(TEXT_NAME).toString(), 'kept!')
+    await stored
+    tandem.server.registry.release(reloaded)
+  })
+})
+
+/** @param {Y.Doc} source */
+function copyOf (source) {
+  const ydoc = new Y.Doc()
+  Y.applyUpdate(ydoc, Y.encodeStateAsUpdate(source))
+  return ydoc
+}
+
+/**
+ * What `change` makes of a client's copy, as one update.
+ * @param {Y.Doc} ydoc
+ * @param {(text: Y.Text) => void} change
+ */
+function edit (ydoc, change) {
+  const before = Y.encodeStateVector(ydoc)
+  ydoc.transact(() => change(ydoc.getText(TEXT_NAME)))
+  return Y.encodeStateAsUpdate(ydoc, before)
+}
+
+/** The text of `base` with every writer's edits merged in, apart from the server. @param {Y.Doc} base @param {Y.Doc[]} writers */
+function merged (base, writers) {
+  for (const writer of writers) Y.applyUpdate(base, Y.encodeStateAsUpdate(writer))
+  return base.getText(TEXT_NAME).toString()
+}
