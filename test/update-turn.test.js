@@ -86,6 +86,22 @@ describe('updates taken in one turn', () => {
     assert.equal((await storedText(id)).length, 80, 'the first is stored, the second is not')
   })
 
+  it('refuses the whole turn when an update fails halfway through applying, and reloads the document', async () => {
+    const { id, doc, client } = await loaded('base')
+    const update = edit(client(), text => text.insert(4, '+'))
+    // Yjs applies this one's text and then fails on its missing delete set: it stands for an update
+    // that passes the checks and still fails, which the checks exist to prevent.
+    const whole = edit(client(), text => text.insert(0, '-'))
+    const valid = accept(doc, update)
+    const broken = doc.take(whole.subarray(0, whole.byteLength - 1), sender, 1)
+    const [validReply, brokenReply] = await Promise.allSettled([valid, broken])
+    assert.equal(brokenReply.status === 'rejected' && brokenReply.reason.code, 'INVALID_UPDATE')
+    assert.equal(validReply.status === 'rejected' && validReply.reason.code, 'UNAVAILABLE', 'the other is to be sent again')
+    await eventually(() => tandem.server.registry.get(id) !== doc)
+    assert.equal(await storedText(id), 'base', 'nothing of the turn is stored')
+    assert.equal(await contentOf(tandem.url, id), 'base')
+  })
+
   it('stores an update taken just before its document is unloaded, before the document loads again', async () => {
     const { id, doc, client } = await loaded('kept')
     const update = edit(client(), text => text.insert(4, '!'))

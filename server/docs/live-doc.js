@@ -179,53 +179,31 @@ export class LiveDoc {
 
   /**
    * Applies the updates taken so far, sends them to the other editors here and queues their writes.
-   * An update that fails halfway leaves part of it in memory: it is refused, and the copy is
-   * reloaded from storage, as after a failed write. The others were checked without it, so they do
-   * not build on it, and go on.
+   * One that fails halfway leaves part of it in memory, and the copy is reloaded from storage, as
+   * after a failed write: it is refused as INVALID_UPDATE, and the others of the turn with its
+   * error (retry), so that nothing is written from a copy no longer trusted.
    */
   applyTaken () {
     if (this.#taken.length === 0) return
     const taken = this.#taken.splice(0)
     this.takenGrowth = 0
-    /** @type {TakenUpdate[]} */
-    const applied = []
+    let applying = 0
     try {
       Y.transact(this.#ydoc, () => {
-        for (const entry of taken) if (this.#applied(entry)) applied.push(entry)
+        for (; applying < taken.length; applying++) Y.applyUpdate(this.#ydoc, taken[applying].update, taken[applying].sender)
       })
     } catch (err) {
-      // The transaction failed to end: what it holds cannot be trusted, and none of it is stored.
-      this.#notApplied(applied, err)
+      this.logger.warn({ err }, 'update failed to apply; reloading the document')
+      taken.forEach((entry, i) => entry.reject(i === applying ? new AppError('INVALID_UPDATE', 'update could not be applied') : err))
+      this.onUntrusted(this.id)
       return
     }
-    if (applied.length === 0) return
     try {
-      this.onApplied(this, applied)
+      this.onApplied(this, taken)
     } catch (err) {
       this.logger.error({ err }, 'sending updates to the editors here failed')
     }
-    for (const entry of applied) this.#enqueue(entry)
-  }
-
-  /** @param {TakenUpdate} entry */
-  #applied (entry) {
-    try {
-      Y.applyUpdate(this.#ydoc, entry.update, entry.sender)
-      return true
-    } catch (err) {
-      this.#notApplied([entry], err)
-      return false
-    }
-  }
-
-  /**
-   * @param {TakenUpdate[]} entries
-   * @param {unknown} err
-   */
-  #notApplied (entries, err) {
-    this.logger.warn({ err }, 'update failed to apply; reloading the document')
-    for (const entry of entries) entry.reject(new AppError('INVALID_UPDATE', 'update could not be applied'))
-    this.onUntrusted(this.id)
+    for (const entry of taken) this.#enqueue(entry)
   }
 
   /**
