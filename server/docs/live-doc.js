@@ -155,13 +155,10 @@ export class LiveDoc {
 
   /**
    * Takes a checked update of an editor here: at the end of the turn it is applied with the others
-   * taken in the turn, in one Yjs transaction, sent to the other editors here (`onApplied`) and
-   * stored. Resolves once it is stored; rejects with INVALID_UPDATE if Yjs fails to apply it (the
-   * copy is then reloaded), or with the store's error.
-   *
-   * Why a transaction per turn: Yjs computes the document's state vector, one entry per client that
-   * ever wrote to it, when a transaction begins and again when it ends. With an update per
-   * transaction, that was 28 % of the server's busy time in one document of 300 editors.
+   * taken in the turn, in one Yjs transaction (see the class), sent to the other editors here
+   * (`onApplied`) and stored. Resolves once it is stored. Rejects with INVALID_UPDATE if Yjs fails
+   * to apply it, with that failure if another update of the turn fails (`applyTaken`), or with the
+   * store's error.
    * @param {Uint8Array} update checked against `appliedYdoc`
    * @param {import('socket.io').Socket} sender
    * @param {number} growth structs it may add (update-check.js)
