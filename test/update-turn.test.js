@@ -7,11 +7,14 @@ import { TestEditor } from './helpers/editor.js'
 import { eventually } from './helpers/eventually.js'
 import { contentOf, createSession, startServer } from './helpers/server.js'
 
-// The updates a document takes in one turn of the event loop are applied together, in one Yjs
-// transaction, at the end of the turn (LiveDoc.take). Each test calls the accept path itself, several
-// times in one turn, so what shares a turn does not depend on how the sockets' reads fall.
+// In a document many clients wrote to, the updates taken in one turn of the event loop are applied
+// together, in one Yjs transaction, at the end of the turn (LiveDoc.take). Each test calls the accept
+// path itself, several times in one turn, so what shares a turn does not depend on how the sockets'
+// reads fall.
 
-const MAX_DOC_STRUCTS = 100
+const MAX_DOC_STRUCTS = 400
+/** Clients a document is given before the tests of a turn's transaction: past LiveDoc's threshold. */
+const CROWD = 64
 
 describe('updates taken in one turn', () => {
   /** @type {Awaited<ReturnType<typeof startServer>>} */
@@ -28,12 +31,26 @@ describe('updates taken in one turn', () => {
   /** @param {import('../server/docs/live-doc.js').LiveDoc} doc @param {Uint8Array} update */
   const accept = (doc, update) => acceptUpdate(doc, update, sender, { config: tandem.config }, tandem.server.logger)
 
-  /** A session with `text` in it, loaded, and a client that starts from what it holds. @param {string} text */
-  async function loaded (text) {
+  /**
+   * A session with `text` in it, loaded, and a client that starts from what it holds. Unless `few`,
+   * `CROWD` clients have written to it first (each a character, deleted at once).
+   * @param {string} text
+   * @param {{ few?: boolean }} [options]
+   */
+  async function loaded (text, { few = false } = {}) {
     const { id } = await createSession(tandem.url, { content: text })
     const doc = await tandem.server.registry.open(id)
+    if (!few) await accept(doc, crowded(doc.ydoc))
     return { id, doc, client: () => copyOf(doc.ydoc) }
   }
+
+  it('applies an update at once in a document few clients wrote to', async () => {
+    const { id, doc, client } = await loaded('few', { few: true })
+    const stored = accept(doc, edit(client(), text => text.insert(3, '!')))
+    assert.equal(doc.appliedYdoc.getText(TEXT_NAME).toString(), 'few!', 'applied before the turn ends')
+    await stored
+    assert.equal(await storedText(id), 'few!')
+  })
 
   /** The text a document's stored log rebuilds. @param {string} id */
   async function storedText (id) {
@@ -75,15 +92,16 @@ describe('updates taken in one turn', () => {
   })
 
   it('holds a document to MAX_DOC_STRUCTS counting the updates taken but not applied yet', async () => {
-    const { id, doc, client } = await loaded('x'.repeat(60))
-    // Each adds 20 items of one character apart from each other: within the limit alone, past it together.
-    const scatter = (/** @type {Y.Text} */ text) => { for (let i = 19; i >= 0; i--) text.insert(3 * i, 'y') }
+    const { id, doc, client } = await loaded('x'.repeat(240))
+    // Each adds 80 items of one character apart from each other, which may add 240 structs: within
+    // the limit alone, past it together.
+    const scatter = (/** @type {Y.Text} */ text) => { for (let i = 79; i >= 0; i--) text.insert(3 * i, 'y') }
     const [first, second] = [client(), client()].map(ydoc => edit(ydoc, scatter))
     const replies = await Promise.allSettled([accept(doc, first), accept(doc, second)])
     assert.equal(replies[0].status, 'fulfilled')
     assert.equal(replies[1].status === 'rejected' && replies[1].reason.code, 'TOO_LARGE')
     assert.equal(await contentOf(tandem.url, id), await storedText(id))
-    assert.equal((await storedText(id)).length, 80, 'the first is stored, the second is not')
+    assert.equal((await storedText(id)).length, 320, 'the first is stored, the second is not')
   })
 
   it('refuses the whole turn when an update fails halfway through applying, and reloads the document', async () => {
@@ -102,11 +120,12 @@ describe('updates taken in one turn', () => {
     assert.equal(await contentOf(tandem.url, id), 'base')
   })
 
-  it('stores an update taken just before its document is unloaded, before the document loads again', async () => {
+  it('stores an update taken just before its document is dropped, before the document loads again', async () => {
     const { id, doc, client } = await loaded('kept')
     const update = edit(client(), text => text.insert(4, '!'))
     const stored = accept(doc, update)
-    await tandem.server.registry.unload(id)
+    // Dropped without a compaction, which would hold it in its snapshot anyway.
+    await tandem.server.registry.evict(id)
     const reloaded = await tandem.server.registry.open(id)
     assert.notEqual(reloaded, doc)
     assert.equal(reloaded.ydoc.getText(TEXT_NAME).toString(), 'kept!')
@@ -114,6 +133,18 @@ describe('updates taken in one turn', () => {
     tandem.server.registry.release(reloaded)
   })
 })
+
+/** An update in which `CROWD` new clients each write a character and delete it. @param {Y.Doc} source */
+function crowded (source) {
+  const ydoc = copyOf(source)
+  const before = Y.encodeStateVector(ydoc)
+  for (let i = 0; i < CROWD; i++) {
+    ydoc.clientID = 1_000_000 + i
+    ydoc.transact(() => ydoc.getText(TEXT_NAME).insert(0, 'c'))
+    ydoc.transact(() => ydoc.getText(TEXT_NAME).delete(0, 1))
+  }
+  return Y.encodeStateAsUpdate(ydoc, before)
+}
 
 /** @param {Y.Doc} source */
 function copyOf (source) {
@@ -123,14 +154,18 @@ function copyOf (source) {
 }
 
 /**
- * What `change` makes of a client's copy, as one update.
+ * The update `change` makes of a client's copy, as its editor would send it.
  * @param {Y.Doc} ydoc
  * @param {(text: Y.Text) => void} change
  */
 function edit (ydoc, change) {
-  const before = Y.encodeStateVector(ydoc)
+  /** @type {Uint8Array[]} */
+  const updates = []
+  const collect = (/** @type {Uint8Array} */ update) => updates.push(update)
+  ydoc.on('update', collect)
   ydoc.transact(() => change(ydoc.getText(TEXT_NAME)))
-  return Y.encodeStateAsUpdate(ydoc, before)
+  ydoc.off('update', collect)
+  return updates[0]
 }
 
 /** The text of `base` with every writer's edits merged in, apart from the server. @param {Y.Doc} base @param {Y.Doc[]} writers */
