@@ -165,9 +165,9 @@ export class LiveDoc {
   /**
    * Takes a checked update of an editor here: it is applied (in a document of many clients, at the
    * end of the turn with the others taken in the turn, in one Yjs transaction: see the class), sent
-   * to the other editors here (`onApplied`) and stored. Resolves once it is stored. Rejects with INVALID_UPDATE if Yjs fails
-   * to apply it, with that failure if another update of the turn fails (`applyTaken`), or with the
-   * store's error.
+   * to the other editors here (`onApplied`) and stored. Resolves once it is stored. Rejects with
+   * INVALID_UPDATE if Yjs fails to apply it, with that failure if another update of the turn fails
+   * (`applyTaken`), or with the store's error.
    * @param {Uint8Array} update checked against `appliedYdoc`
    * @param {import('socket.io').Socket} sender
    * @param {number} growth structs it may add (update-check.js)
