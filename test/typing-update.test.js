@@ -5,6 +5,7 @@ import * as Y from 'yjs'
 import { TEXT_NAME } from '../isomorphic/events.js'
 import { readTyping } from '../server/docs/typing-update.js'
 import { checkInFull, checkUpdate } from '../server/docs/update-check.js'
+import { updateOf } from './helpers/update-of.js'
 
 // The update check's reading of typing without decoding it (server/docs/typing-update.js) against
 // the full check: whatever it takes, the full check takes too, with the same counts; everything
@@ -22,17 +23,6 @@ function pair (text = 'function main () {}\n') {
   Y.applyUpdate(server, Y.encodeStateAsUpdate(seed))
   Y.applyUpdate(editor, Y.encodeStateAsUpdate(seed))
   return { server, editor }
-}
-
-/** The update a change of `doc` makes. @param {Y.Doc} doc @param {(text: Y.Text) => void} change */
-function updateOf (doc, change) {
-  /** @type {Uint8Array[]} */
-  const updates = []
-  const record = (/** @type {Uint8Array} */ update) => updates.push(update)
-  doc.on('update', record)
-  doc.transact(() => change(doc.getText(TEXT_NAME)))
-  doc.off('update', record)
-  return Y.mergeUpdates(updates)
 }
 
 /** The full check's verdict: its counts, or the code it refuses with. @param {Uint8Array} update @param {Y.Doc} ydoc */

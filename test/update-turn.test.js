@@ -5,6 +5,7 @@ import { acceptUpdate } from '../server/docs/accept-update.js'
 import { TEXT_NAME } from '../isomorphic/events.js'
 import { TestEditor } from './helpers/editor.js'
 import { eventually } from './helpers/eventually.js'
+import { updateOf } from './helpers/update-of.js'
 import { contentOf, createSession, startServer } from './helpers/server.js'
 
 // In a document many clients wrote to, the updates taken in one turn of the event loop are applied
@@ -46,7 +47,7 @@ describe('updates taken in one turn', () => {
 
   it('applies an update at once in a document few clients wrote to', async () => {
     const { id, doc, client } = await loaded('few', { few: true })
-    const stored = accept(doc, edit(client(), text => text.insert(3, '!')))
+    const stored = accept(doc, updateOf(client(), text => text.insert(3, '!')))
     assert.equal(doc.appliedYdoc.getText(TEXT_NAME).toString(), 'few!', 'applied before the turn ends')
     await stored
     assert.equal(await storedText(id), 'few!')
@@ -67,7 +68,7 @@ describe('updates taken in one turn', () => {
     assert.equal((await watcher.join(id)).ok, true)
     const base = client()
     const writers = [client(), client(), client()]
-    const updates = writers.map((ydoc, i) => edit(ydoc, text => text.insert(3 * i, `<${i}>`)))
+    const updates = writers.map((ydoc, i) => updateOf(ydoc, text => text.insert(3 * i, `<${i}>`)))
     let transactions = 0
     doc.ydoc.on('afterTransaction', () => transactions++)
     const replies = await Promise.allSettled(updates.map(update => accept(doc, update)))
@@ -83,8 +84,8 @@ describe('updates taken in one turn', () => {
   it('applies what an update builds on first when that was taken in the same turn', async () => {
     const { id, doc, client } = await loaded('line\n')
     const writer = client()
-    const first = edit(writer, text => text.insert(5, 'abc'))
-    const second = edit(writer, text => text.insert(8, 'def'))
+    const first = updateOf(writer, text => text.insert(5, 'abc'))
+    const second = updateOf(writer, text => text.insert(8, 'def'))
     const replies = await Promise.allSettled([accept(doc, first), accept(doc, second)])
     assert.deepEqual(replies.map(reply => reply.status), ['fulfilled', 'fulfilled'])
     assert.equal(doc.ydoc.getText(TEXT_NAME).toString(), 'line\nabcdef')
@@ -96,7 +97,7 @@ describe('updates taken in one turn', () => {
     // Each adds 80 items of one character apart from each other, which may add 240 structs: within
     // the limit alone, past it together.
     const scatter = (/** @type {Y.Text} */ text) => { for (let i = 79; i >= 0; i--) text.insert(3 * i, 'y') }
-    const [first, second] = [client(), client()].map(ydoc => edit(ydoc, scatter))
+    const [first, second] = [client(), client()].map(ydoc => updateOf(ydoc, scatter))
     const replies = await Promise.allSettled([accept(doc, first), accept(doc, second)])
     assert.equal(replies[0].status, 'fulfilled')
     assert.equal(replies[1].status === 'rejected' && replies[1].reason.code, 'TOO_LARGE')
@@ -106,10 +107,10 @@ describe('updates taken in one turn', () => {
 
   it('refuses the whole turn when an update fails halfway through applying, and reloads the document', async () => {
     const { id, doc, client } = await loaded('base')
-    const update = edit(client(), text => text.insert(4, '+'))
+    const update = updateOf(client(), text => text.insert(4, '+'))
     // Yjs applies this one's text and then fails on its missing delete set: it stands for an update
     // that passes the checks and still fails, which the checks exist to prevent.
-    const whole = edit(client(), text => text.insert(0, '-'))
+    const whole = updateOf(client(), text => text.insert(0, '-'))
     const valid = accept(doc, update)
     const broken = doc.take(whole.subarray(0, whole.byteLength - 1), sender, 1)
     const [validReply, brokenReply] = await Promise.allSettled([valid, broken])
@@ -122,7 +123,7 @@ describe('updates taken in one turn', () => {
 
   it('stores an update taken just before its document is dropped, before the document loads again', async () => {
     const { id, doc, client } = await loaded('kept')
-    const update = edit(client(), text => text.insert(4, '!'))
+    const update = updateOf(client(), text => text.insert(4, '!'))
     const stored = accept(doc, update)
     // Dropped without a compaction, which would hold it in its snapshot anyway.
     await tandem.server.registry.evict(id)
@@ -151,21 +152,6 @@ function copyOf (source) {
   const ydoc = new Y.Doc()
   Y.applyUpdate(ydoc, Y.encodeStateAsUpdate(source))
   return ydoc
-}
-
-/**
- * The update `change` makes of a client's copy, as its editor would send it.
- * @param {Y.Doc} ydoc
- * @param {(text: Y.Text) => void} change
- */
-function edit (ydoc, change) {
-  /** @type {Uint8Array[]} */
-  const updates = []
-  const collect = (/** @type {Uint8Array} */ update) => updates.push(update)
-  ydoc.on('update', collect)
-  ydoc.transact(() => change(ydoc.getText(TEXT_NAME)))
-  ydoc.off('update', collect)
-  return updates[0]
 }
 
 /** The text of `base` with every writer's edits merged in, apart from the server. @param {Y.Doc} base @param {Y.Doc[]} writers */
