@@ -45,14 +45,6 @@ describe('updates taken in one turn', () => {
     return { id, doc, client: () => copyOf(doc.ydoc) }
   }
 
-  it('applies an update at once in a document few clients wrote to', async () => {
-    const { id, doc, client } = await loaded('few', { few: true })
-    const stored = accept(doc, updateOf(client(), text => text.insert(3, '!')))
-    assert.equal(doc.appliedYdoc.getText(TEXT_NAME).toString(), 'few!', 'applied before the turn ends')
-    await stored
-    assert.equal(await storedText(id), 'few!')
-  })
-
   /** The text a document's stored log rebuilds. @param {string} id */
   async function storedText (id) {
     const stored = await tandem.server.registry.store.load(id)
@@ -60,6 +52,14 @@ describe('updates taken in one turn', () => {
     for (const update of stored.updates) Y.applyUpdate(ydoc, update)
     return ydoc.getText(TEXT_NAME).toString()
   }
+
+  it('applies an update at once in a document few clients wrote to', async () => {
+    const { id, doc, client } = await loaded('few', { few: true })
+    const stored = accept(doc, updateOf(client(), text => text.insert(3, '!')))
+    assert.equal(doc.appliedYdoc.getText(TEXT_NAME).toString(), 'few!', 'applied before the turn ends')
+    await stored
+    assert.equal(await storedText(id), 'few!')
+  })
 
   it('applies them in one transaction, sends them to the editors and stores them', async () => {
     const { id, doc, client } = await loaded('0123456789')
