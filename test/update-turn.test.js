@@ -81,6 +81,18 @@ describe('updates taken in one turn', () => {
     assert.equal(await storedText(id), expected)
   })
 
+  it('stores the updates of a turn in the turn that applies them', async () => {
+    const { id, doc, client } = await loaded('turn')
+    let stored = false
+    const storing = accept(doc, updateOf(client(), text => text.insert(4, '!'))).then(() => { stored = true })
+    // Queued after the turn's apply: it runs in the same turn, after the apply's write if that
+    // writes in the same turn, and before it if the write waits for the next.
+    await new Promise(resolve => setImmediate(resolve))
+    assert.equal(stored, true, 'stored before the next turn')
+    await storing
+    assert.equal(await storedText(id), 'turn!')
+  })
+
   it('applies what an update builds on first when that was taken in the same turn', async () => {
     const { id, doc, client } = await loaded('line\n')
     const writer = client()

@@ -2,6 +2,7 @@ import { closeSync, fdatasync, fsyncSync, ftruncateSync, openSync, unlinkSync, w
 import { mkdir, readdir, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { crc32 } from 'node:zlib'
+import { writeAtTurnEnd } from '../turn-end.js'
 
 // The embedded store's own write-ahead log: what makes an update durable, so that it can be
 // acknowledged, before it reaches LevelDB (level-doc-store.js moves it there in the background, many
@@ -66,7 +67,7 @@ export class UpdateLog {
       this.#waiting.push({ bytes, onWritten, resolve, reject })
       if (this.#scheduled || this.#syncingFd !== -1) return
       this.#scheduled = true
-      setImmediate(this.#flush)
+      writeAtTurnEnd(this.#flush)
     })
   }
 
