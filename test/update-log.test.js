@@ -202,4 +202,23 @@ describe('the update log\'s files', () => {
     await log.write(record())
     log.close({ empty: true })
   })
+
+  it('writes a turn\'s records at its end, and eight at a time when more wait, so a long turn\'s first ACKs do not wait for all of it', async () => {
+    const dir = join(data.dir, 'files-long-turn')
+    await mkdir(dir, { recursive: true })
+    const log = new UpdateLog(dir, 1, { sync: false })
+    const [name] = await readdir(dir)
+    // Read synchronously: the test must not let the turn end between a write and its check.
+    const written = () => fs.statSync(join(dir, name)).size / record().byteLength
+    const writes = []
+    for (let i = 0; i < 7; i++) writes.push(log.write(record()))
+    assert.equal(written(), 0, 'seven wait for the end of the turn')
+    writes.push(log.write(record()))
+    assert.equal(written(), 8, 'the eighth has them written')
+    for (let i = 0; i < 3; i++) writes.push(log.write(record()))
+    assert.equal(written(), 8)
+    await Promise.all(writes)
+    assert.equal(written(), 11, 'the rest at the end of the turn')
+    log.close({ empty: true })
+  })
 })

@@ -18,6 +18,11 @@ import { writeAtTurnEnd } from '../turn-end.js'
 
 export const LOG_DIR = 'update-log'
 const HEADER = 8
+/**
+ * Records that wait for the end of the turn before they are written anyway: in a long turn, the
+ * ACKs of its first updates would otherwise wait for all the rest of its work.
+ */
+const MAX_WAITING_RECORDS = 8
 export const KINDS = Object.freeze({ APPEND: 1, DELETE: 2 })
 
 /**
@@ -65,14 +70,22 @@ export class UpdateLog {
   write (bytes, onWritten = () => {}) {
     return new Promise((resolve, reject) => {
       this.#waiting.push({ bytes, onWritten, resolve, reject })
-      if (this.#scheduled || this.#syncingFd !== -1) return
-      this.#scheduled = true
-      writeAtTurnEnd(this.#flush)
+      if (this.#syncingFd !== -1) return
+      if (this.#waiting.length >= MAX_WAITING_RECORDS) {
+        this.#flush()
+      } else if (!this.#scheduled) {
+        this.#scheduled = true
+        writeAtTurnEnd(this.#atTurnEnd)
+      }
     })
   }
 
-  #flush = () => {
+  #atTurnEnd = () => {
     this.#scheduled = false
+    if (this.#syncingFd === -1) this.#flush()
+  }
+
+  #flush () {
     const batch = this.#waiting.splice(0)
     if (batch.length === 0) return
     const bytes = batch.length === 1 ? batch[0].bytes : Buffer.concat(batch.map(waiting => waiting.bytes))
