@@ -1,7 +1,7 @@
 // The work left to the end of an event loop's turn, once its input has been read: first the updates
 // that crowded documents took in the turn are applied, in one transaction each (live-doc.js); then
-// the update log writes every record the turn appended, in one write (update-log.js). Both run in one
-// immediate. The applies queue their documents' writes, which reach the log from promise callbacks,
+// the update log writes the records the turn appended that are still waiting (update-log.js). Both
+// run in one immediate. The applies queue their documents' writes, which reach the log from promise callbacks,
 // so the log's write waits until those have run: were it an immediate of its own, the records of an
 // immediate's applies would wait for the next turn's write, a whole turn more before their ACKs.
 
