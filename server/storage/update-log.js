@@ -7,8 +7,9 @@ import { writeAtTurnEnd } from '../turn-end.js'
 // The embedded store's own write-ahead log: what makes an update durable, so that it can be
 // acknowledged, before it reaches LevelDB (level-doc-store.js moves it there in the background, many
 // updates per LevelDB write). The updates of an event loop's turn go to the log in one synchronous
-// write on the main thread (and one fdatasync with SYNC_WRITES), where a LevelDB batch costs a hop
-// to the thread pool and a write per update. Files of the log (`DATA_DIR/update-log/<n>.log`) are
+// write on the main thread at the turn's end (turn-end.js), or eight records at a time in a long
+// turn (and one fdatasync per write with SYNC_WRITES), where a LevelDB batch costs a hop to the
+// thread pool and a write per update. Files of the log (`DATA_DIR/update-log/<n>.log`) are
 // deleted once everything in them is in LevelDB; at start, whatever a crash left in them goes to
 // LevelDB before the server serves anything.
 //
@@ -57,7 +58,7 @@ export class UpdateLog {
   }
 
   /**
-   * Writes a record with the others of this turn; the promise resolves once it is durable (synced,
+   * Writes a record with the others of this turn (or of its last eight); the promise resolves once it is durable (synced,
    * with `sync`), and a failed write or sync rejects: nothing of it is acknowledged. `onWritten` runs
    * the moment the record is in the file, before any sync: from then on the owner must count it as
    * held by the file (and move it elsewhere before the file goes), since the file may rotate and be
