@@ -298,8 +298,10 @@ describe('Redis failures', { skip: missing('redis-server') }, () => {
     await eventually(() => alice.text(session.id).length === 80 && bob.text(session.id) === alice.text(session.id))
     // While both raced, a compaction could be skipped for the other server's lock; once both have
     // settled, the next write compacts whatever has piled up, so the log stays within one threshold.
+    // A compaction also waits for the log to hold as many bytes as the last snapshot: the write is
+    // larger than the whole document, so that whichever server compacted last, it is due.
     await Promise.all([settled(a), settled(b)])
-    assert.deepEqual(await alice.insert(session.id, 0, '!'), { ok: true })
+    assert.deepEqual(await alice.insert(session.id, 0, '!'.repeat(1000)), { ok: true })
     await settled(a)
     const stored = await a.server.registry.store.load(session.id)
     assert.ok(stored.updates.length <= compactAfterUpdates + 1, `${stored.updates.length} entries left after compaction`)
