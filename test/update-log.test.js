@@ -14,6 +14,7 @@ import { StorageHealth } from '../server/storage/storage-health.js'
 import { KINDS, LOG_DIR, UpdateLog, encodeRecord } from '../server/storage/update-log.js'
 import { spawnServer, startChildServer } from './helpers/child-server.js'
 import { TestEditor } from './helpers/editor.js'
+import { eventually } from './helpers/eventually.js'
 import { api, contentOf, createSession, startServer, tempDataDir } from './helpers/server.js'
 
 // The embedded store acknowledges an update once it is in its update log (DATA_DIR/update-log), and
@@ -203,22 +204,44 @@ describe('the update log\'s files', () => {
     log.close({ empty: true })
   })
 
-  it('writes a turn\'s records at its end, and eight at a time when more wait, so a long turn\'s first ACKs do not wait for all of it', async () => {
-    const dir = join(data.dir, 'files-long-turn')
+  it('writes each record the moment it is given, so that its ACK need not wait for the end of the turn', async () => {
+    const dir = join(data.dir, 'files-at-once')
     await mkdir(dir, { recursive: true })
     const log = new UpdateLog(dir, 1, { sync: false })
     const [name] = await readdir(dir)
     // Read synchronously: the test must not let the turn end between a write and its check.
     const written = () => fs.statSync(join(dir, name)).size / record().byteLength
     const writes = []
-    for (let i = 0; i < 7; i++) writes.push(log.write(record()))
-    assert.equal(written(), 0, 'seven wait for the end of the turn')
-    writes.push(log.write(record()))
-    assert.equal(written(), 8, 'the eighth has them written')
-    for (let i = 0; i < 3; i++) writes.push(log.write(record()))
-    assert.equal(written(), 8)
+    for (let i = 1; i <= 3; i++) {
+      writes.push(log.write(record()))
+      assert.equal(written(), i, `record ${i} is in the file as write() returns`)
+    }
     await Promise.all(writes)
-    assert.equal(written(), 11, 'the rest at the end of the turn')
+    log.close({ empty: true })
+  })
+
+  it('writes the records given during a sync together, once it has ended (SYNC_WRITES)', async (t) => {
+    const dir = join(data.dir, 'files-group-commit')
+    await mkdir(dir, { recursive: true })
+    const log = new UpdateLog(dir, 1, { sync: true })
+    const [name] = await readdir(dir)
+    const written = () => fs.statSync(join(dir, name)).size / record().byteLength
+    /** @type {(() => void)[]} */
+    const syncs = []
+    patchFs(t, 'fdatasync', (fdatasync) => (/** @type {number} */ fd, /** @type {fs.NoParamCallback} */ callback) => {
+      syncs.push(() => fdatasync(fd, callback))
+    })
+    const first = log.write(record())
+    assert.equal(written(), 1, 'the first at once, then its sync')
+    const rest = [log.write(record()), log.write(record())]
+    assert.equal(written(), 1, 'the others wait for the sync')
+    assert.equal(syncs.length, 1)
+    syncs[0]()
+    await first
+    assert.equal(written(), 3, 'written together once it has ended')
+    await eventually(() => syncs.length === 2)
+    syncs[1]()
+    await Promise.all(rest)
     log.close({ empty: true })
   })
 })

@@ -2,7 +2,6 @@ import * as Y from 'yjs'
 import { AppError } from '../errors.js'
 import { AwarenessStates } from './awareness-states.js'
 import { compareIds } from '../storage/stream-ids.js'
-import { applyAtTurnEnd } from '../turn-end.js'
 
 /** Received writes a copy holds before it applies them anyway. */
 const MAX_RECEIVED = 32
@@ -180,7 +179,7 @@ export class LiveDoc {
       this.takenGrowth += growth
       if (this.#taken.length > 1) return
       if (this.#ydoc.store.clients.size < BATCHED_FROM_CLIENTS) this.applyTaken()
-      else applyAtTurnEnd(this.#applyTakenLater)
+      else setImmediate(this.#applyTakenLater)
     })
   }
 

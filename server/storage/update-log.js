@@ -2,14 +2,14 @@ import { closeSync, fdatasync, fsyncSync, ftruncateSync, openSync, unlinkSync, w
 import { mkdir, readdir, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { crc32 } from 'node:zlib'
-import { writeAtTurnEnd } from '../turn-end.js'
 
 // The embedded store's own write-ahead log: what makes an update durable, so that it can be
 // acknowledged, before it reaches LevelDB (level-doc-store.js moves it there in the background, many
-// updates per LevelDB write). The updates of an event loop's turn go to the log in one synchronous
-// write on the main thread at the turn's end (turn-end.js), or eight records at a time in a long
-// turn (and one fdatasync per write with SYNC_WRITES), where a LevelDB batch costs a hop to the
-// thread pool and a write per update. Files of the log (`DATA_DIR/update-log/<n>.log`) are
+// updates per LevelDB write). A record goes to the log the moment it is given, in one synchronous
+// write on the main thread, where a LevelDB batch costs a hop to the thread pool and a write per
+// update; its ACK can then follow its relayed copies in the same burst of sends. With SYNC_WRITES
+// each write is fdatasynced, and the records given meanwhile wait for that sync, then go in one
+// write (group commit). Files of the log (`DATA_DIR/update-log/<n>.log`) are
 // deleted once everything in them is in LevelDB; at start, whatever a crash left in them goes to
 // LevelDB before the server serves anything.
 //
@@ -19,11 +19,6 @@ import { writeAtTurnEnd } from '../turn-end.js'
 
 export const LOG_DIR = 'update-log'
 const HEADER = 8
-/**
- * Records that wait for the end of the turn before they are written anyway: in a long turn, the
- * ACKs of its first updates would otherwise wait for all the rest of its work.
- */
-const MAX_WAITING_RECORDS = 8
 export const KINDS = Object.freeze({ APPEND: 1, DELETE: 2 })
 
 /**
@@ -32,9 +27,8 @@ export const KINDS = Object.freeze({ APPEND: 1, DELETE: 2 })
  */
 
 export class UpdateLog {
-  /** @type {Waiting[]} records waiting for the next write */
+  /** @type {Waiting[]} records waiting for the sync under way to end */
   #waiting = []
-  #scheduled = false
   /** the file a sync is under way on, -1 when none */
   #syncingFd = -1
   /** bytes of whole records in the current file: a failed write is cut back to it */
@@ -58,8 +52,9 @@ export class UpdateLog {
   }
 
   /**
-   * Writes a record with the others of this turn (or of its last eight); the promise resolves once it is durable (synced,
-   * with `sync`), and a failed write or sync rejects: nothing of it is acknowledged. `onWritten` runs
+   * Writes a record at once, or after the sync under way with the others that waited for it; the
+   * promise resolves once it is durable (synced, with `sync`), and a failed write or sync rejects:
+   * nothing of it is acknowledged. `onWritten` runs
    * the moment the record is in the file, before any sync: from then on the owner must count it as
    * held by the file (and move it elsewhere before the file goes), since the file may rotate and be
    * deleted while a sync is still under way. A record whose sync then fails may so survive
@@ -71,19 +66,8 @@ export class UpdateLog {
   write (bytes, onWritten = () => {}) {
     return new Promise((resolve, reject) => {
       this.#waiting.push({ bytes, onWritten, resolve, reject })
-      if (this.#syncingFd !== -1) return
-      if (this.#waiting.length >= MAX_WAITING_RECORDS) {
-        this.#flush()
-      } else if (!this.#scheduled) {
-        this.#scheduled = true
-        writeAtTurnEnd(this.#atTurnEnd)
-      }
+      if (this.#syncingFd === -1) this.#flush()
     })
-  }
-
-  #atTurnEnd = () => {
-    this.#scheduled = false
-    if (this.#syncingFd === -1) this.#flush()
   }
 
   #flush () {

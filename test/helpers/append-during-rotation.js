@@ -1,8 +1,9 @@
 // Run as a child process by test/update-log.test.js: an embedded store with SYNC_WRITES appends one
-// update, which sets the next move to LevelDB 100 ms later; then, in one write to its update log,
-// 17 MiB (past a file's size) and one small update, while fdatasync is slow (the call is made 400 ms
-// late, as a busy disk's thread pool would), so that move rotates the log before the sync runs on
-// the file it leaves. Prints `acked` once the small update is acknowledged, then waits to be killed.
+// update; then, while fdatasync is slow (the call is made 400 ms late, as a busy disk's thread pool
+// would), 1 MiB, whose write is synced, and meanwhile 16 MiB more and one small update, which wait
+// for that sync and then go to the update log in one write (past a file's size). That write sets
+// the next move to LevelDB 100 ms later, which rotates the log before the write's sync runs on the
+// file it leaves. Prints `acked` once the small update is acknowledged, then waits to be killed.
 import fs from 'node:fs'
 import { syncBuiltinESMExports } from 'node:module'
 import pino from 'pino'
@@ -22,7 +23,7 @@ patched.fdatasync = (/** @type {number} */ fd, /** @type {fs.NoParamCallback} */
   setTimeout(() => fdatasync(fd, callback), 400)
 }
 syncBuiltinESMExports()
-// Past the 16 MiB of a log file, in the same turn as the update that is acknowledged: one write.
+// Past the 16 MiB of a log file, in one write with the update that is acknowledged.
 const MiB = new Uint8Array(1024 * 1024)
 const bulk = Array.from({ length: 17 }, () => docStore.append('bulk', [MiB]))
 await docStore.append('acked', [new Uint8Array([1, 2, 3])])
