@@ -204,13 +204,22 @@ describe('the update log\'s files', () => {
     log.close({ empty: true })
   })
 
-  it('writes each record the moment it is given, so that its ACK need not wait for the end of the turn', async () => {
-    const dir = join(data.dir, 'files-at-once')
+  /**
+   * A log in a directory of its own, and the number of records its file holds, read synchronously:
+   * a test must not let the turn end between a write and its check.
+   * @param {string} name
+   * @param {{ sync: boolean }} options
+   */
+  async function logIn (name, options) {
+    const dir = join(data.dir, name)
     await mkdir(dir, { recursive: true })
-    const log = new UpdateLog(dir, 1, { sync: false })
-    const [name] = await readdir(dir)
-    // Read synchronously: the test must not let the turn end between a write and its check.
-    const written = () => fs.statSync(join(dir, name)).size / record().byteLength
+    const log = new UpdateLog(dir, 1, options)
+    const [file] = await readdir(dir)
+    return { log, written: () => fs.statSync(join(dir, file)).size / record().byteLength }
+  }
+
+  it('writes each record the moment it is given, so that its ACK need not wait for the end of the turn', async () => {
+    const { log, written } = await logIn('files-at-once', { sync: false })
     const writes = []
     for (let i = 1; i <= 3; i++) {
       writes.push(log.write(record()))
@@ -221,11 +230,7 @@ describe('the update log\'s files', () => {
   })
 
   it('writes the records given during a sync together, once it has ended (SYNC_WRITES)', async (t) => {
-    const dir = join(data.dir, 'files-group-commit')
-    await mkdir(dir, { recursive: true })
-    const log = new UpdateLog(dir, 1, { sync: true })
-    const [name] = await readdir(dir)
-    const written = () => fs.statSync(join(dir, name)).size / record().byteLength
+    const { log, written } = await logIn('files-group-commit', { sync: true })
     /** @type {(() => void)[]} */
     const syncs = []
     patchFs(t, 'fdatasync', (fdatasync) => (/** @type {number} */ fd, /** @type {fs.NoParamCallback} */ callback) => {
