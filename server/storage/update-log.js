@@ -54,11 +54,10 @@ export class UpdateLog {
   /**
    * Writes a record at once, or after the sync under way with the others that waited for it; the
    * promise resolves once it is durable (synced, with `sync`), and a failed write or sync rejects:
-   * nothing of it is acknowledged. `onWritten` runs
-   * the moment the record is in the file, before any sync: from then on the owner must count it as
-   * held by the file (and move it elsewhere before the file goes), since the file may rotate and be
-   * deleted while a sync is still under way. A record whose sync then fails may so survive
-   * unacknowledged; its sender sends it again.
+   * nothing of it is acknowledged. `onWritten` runs the moment the record is in the file, before
+   * any sync: from then on the owner must count it as held by the file (and move it elsewhere
+   * before the file goes), since the file may rotate and be deleted while a sync is still under
+   * way. A record whose sync then fails may so survive unacknowledged; its sender sends it again.
    * @param {Uint8Array} bytes one record (encodeRecord)
    * @param {() => void} [onWritten]
    * @returns {Promise<void>}
