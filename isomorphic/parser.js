@@ -50,11 +50,11 @@ export class PacketTemplate {
   }
 
   /**
-   * The frame of the packet with `value` in place of its null.
+   * The bytes of the packet with `value` in place of its null.
    * @param {unknown} value
    * @returns {Uint8Array}
    */
-  frame (value) {
+  encode (value) {
     return encodeAfter(this.head, value)
   }
 }

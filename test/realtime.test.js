@@ -69,6 +69,24 @@ describe('realtime editing', () => {
     assert.equal(await contentOf(tandem.url, session.id), '>let x = 1')
   })
 
+  it('relays updates whatever the length of their WebSocket frame', async () => {
+    const session = await createSession(tandem.url)
+    const [alice, bob] = [editor(), editor()]
+    await alice.join(session.id)
+    await bob.join(session.id)
+    // A frame's length takes 7 bits up to 125 bytes, 16 bits more up to 65,535, else 64 bits more.
+    for (const length of [1, 200, 70_000]) {
+      const before = bob.received.length
+      assert.deepEqual(await alice.insert(session.id, 0, 'x'.repeat(length)), { ok: true })
+      await eventually(() => bob.text(session.id) === alice.text(session.id), { what: `an insert of ${length} characters` })
+      const relayed = bob.received.slice(before).filter(r => r.event === EVENTS.UPDATE)
+      assert.equal(relayed.length, 1)
+      const update = new Uint8Array(relayed[0].payload.update)
+      assert.ok(update.byteLength > length, `${update.byteLength} bytes for ${length} characters`)
+    }
+    assert.ok(bob.socket.connected && alice.socket.connected)
+  })
+
   it('relays to editors on long-polling, upgrading and on WebSocket alike, each in the order the updates were applied', async () => {
     const session = await createSession(tandem.url)
     const notJoined = await createSession(tandem.url)

@@ -1,6 +1,6 @@
 import { PacketTemplate } from '../../isomorphic/parser.js'
 import { OK } from './with-ack.js'
-import { writeFrame } from './write-frame.js'
+import { webSocketFrameOf, writeFrame } from './write-frame.js'
 
 // Most ACKs the server sends are the shared `{ ok: true }` of an accepted update. Socket.IO sends
 // each through its own path: the ACK packet, then Engine.IO's packet object, its events, the write
@@ -40,6 +40,6 @@ export function answerOkDirectly (socket) {
     if (reply !== OK) return viaSocketIo.call(socket, id)(reply)
     // As Socket.IO does: nothing is written to a connection that is closing.
     if (socket.conn.readyState !== 'open') return
-    writeFrame(socket, okPacket.frame(id))
+    writeFrame(socket, webSocketFrameOf(okPacket.encode(id)))
   }
 }
