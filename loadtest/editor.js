@@ -11,6 +11,9 @@ const REMOTE = 'remote'
 // Edits due at once are sent in bursts of at most this many before yielding, so a rate above the
 // timer resolution (about 1 ms) is met without starving the receipts of the same thread.
 const MAX_BURST = 64
+// Edits an editor makes ahead of its schedule (`prepare`), at most: held as a few hundred bytes
+// each, 150 editors' worth are tens of MB. Edits past these are made when due.
+const MAX_PREPARED_EDITS = 1000
 
 // How many of the thread's latest updates `updateMeta` keeps. A socket's reads can hold several
 // broadcasts, and the thread reads its sockets one after another: in one document of 300 editors,
@@ -73,6 +76,8 @@ function keyOf (bytes) {
  * @property {import('./editor-stats.js').EditorStats} stats shared by the editors of a thread
  */
 
+/** @typedef {{ update: Uint8Array, firstClock: number, cursor: number }} PreparedEdit an edit's update, the first clock it takes, the cursor after it */
+
 /**
  * One simulated editor: a real connection speaking one system's protocol (protocols/), a Y.Doc whose
  * `content` text it edits in its own region, and a y-protocols Awareness carrying its cursor where
@@ -95,6 +100,11 @@ export class LoadEditor {
   #timers = []
   /** @type {Uint8Array | null} */
   #update = null
+  /** @type {(PreparedEdit | null)[]} edits made ahead, in order; null once sent */
+  #prepared = []
+  #nextPrepared = 0
+  /** Edits sent, the warm-up's included. */
+  editsSent = 0
   // A permanent 'update' listener would make Yjs encode every remote transaction too, only for the
   // editor to ignore it; attached around local edits only, it spares the generator that work.
   #captureUpdate = (/** @type {Uint8Array} */ update) => { this.#update = update }
@@ -163,6 +173,20 @@ export class LoadEditor {
   }
 
   /**
+   * Makes up to `count` of its edits ahead of the schedule, if this editor does not apply what it
+   * receives: its document then changes by its own edits alone, so each edit's update is the same
+   * whenever it is made. On the schedule, the generator's thread only sends them; making them there
+   * (Yjs) took about 30 % of its time at 600 editors, time that delayed the receipts it times
+   * (docs/PERFORMANCE.md). An editor that applies the room's edits makes each when it is due, on
+   * the document as it then is.
+   * @param {number} count
+   */
+  prepare (count) {
+    if (this.config.applyRemote || !this.joined) return
+    for (let i = 0; i < Math.min(count, MAX_PREPARED_EDITS) && !this.config.source.done; i++) this.#prepared.push(this.#makeEdit())
+  }
+
+  /**
    * Starts editing and moving the cursor: edits from a random instant within the first interval
    * after `startAt` until `stopAt`; only what is sent from `measureFrom` on is measured.
    * @param {{ startAt: number, measureFrom: number, stopAt: number }} schedule
@@ -187,7 +211,12 @@ export class LoadEditor {
   }
 
   get finished () {
-    return this.config.source.done || this.#stopped
+    return this.#stopped || this.outOfEdits
+  }
+
+  /** Whether its source has no edit left, made ahead or to make. */
+  get outOfEdits () {
+    return this.config.source.done && this.#nextPrepared === this.#prepared.length
   }
 
   /** A digest of the editor's text, for the convergence check. */
@@ -230,23 +259,12 @@ export class LoadEditor {
 
   /** @param {number} due when the schedule wanted this edit */
   #edit (due) {
-    const { index, sendLog, stats, source } = this.config
-    const region = /** @type {Region} */ (this.region)
-    const clientID = this.ydoc.clientID
-    const firstClock = Y.getState(this.ydoc.store, clientID)
-    this.ydoc.on('update', this.#captureUpdate)
-    this.ydoc.transact(() => {
-      this.#cursor = source.apply(this.text, region)
-      // A delete-only edit creates no item, and so no clock a receiver could match it by: give it a
-      // one-character insert that it deletes again (a tombstone, invisible in the text).
-      if (Y.getState(this.ydoc.store, clientID) === firstClock) {
-        this.text.insert(this.#cursor, ' ')
-        this.text.delete(this.#cursor, 1)
-      }
-    })
-    this.ydoc.off('update', this.#captureUpdate)
-    const update = /** @type {Uint8Array} */ (this.#update)
-    this.#update = null
+    const { index, sendLog, stats } = this.config
+    const prepared = this.#nextPrepared < this.#prepared.length
+    const { update, firstClock, cursor } = prepared ? /** @type {PreparedEdit} */ (this.#prepared[this.#nextPrepared]) : this.#makeEdit()
+    if (prepared) this.#prepared[this.#nextPrepared++] = null
+    this.#cursor = cursor
+    this.editsSent++
     const sentAt = now()
     const measured = sentAt >= this.#measureFrom
     sendLog.record(index, firstClock, sentAt)
@@ -272,6 +290,32 @@ export class LoadEditor {
     ).finally(() => {
       if (--this.pending === 0) for (const wake of this.#settleWaiters.splice(0)) wake()
     })
+  }
+
+  /**
+   * Makes the next edit in this editor's region, in a transaction of its own.
+   * @returns {PreparedEdit}
+   */
+  #makeEdit () {
+    const { source } = this.config
+    const region = /** @type {Region} */ (this.region)
+    const clientID = this.ydoc.clientID
+    const firstClock = Y.getState(this.ydoc.store, clientID)
+    let cursor = 0
+    this.ydoc.on('update', this.#captureUpdate)
+    this.ydoc.transact(() => {
+      cursor = source.apply(this.text, region)
+      // A delete-only edit creates no item, and so no clock a receiver could match it by: give it a
+      // one-character insert that it deletes again (a tombstone, invisible in the text).
+      if (Y.getState(this.ydoc.store, clientID) === firstClock) {
+        this.text.insert(cursor, ' ')
+        this.text.delete(cursor, 1)
+      }
+    })
+    this.ydoc.off('update', this.#captureUpdate)
+    const update = /** @type {Uint8Array} */ (this.#update)
+    this.#update = null
+    return { update, firstClock, cursor }
   }
 
   /** @param {Uint8Array} update */

@@ -118,6 +118,10 @@ async function drive ({ context, editors, plan, rooms, roomSizes, threads, pool 
   const joinFailures = {}
   for (const reply of joins) for (const [reason, count] of Object.entries(reply.failures)) joinFailures[reason] = (joinFailures[reason] ?? 0) + /** @type {number} */ (count)
 
+  // Every edit the schedule can ask for: one per interval from a start within the first interval.
+  onProgress({ editors, phase: 'preparing edits' })
+  await pool.all('prepare', { edits: Math.ceil((options.warmupMs + options.durationMs) * options.rate / 1000) + 1 })
+
   const startAt = now() + 50
   const measureFrom = startAt + options.warmupMs
   const stopAt = measureFrom + options.durationMs

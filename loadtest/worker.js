@@ -82,6 +82,12 @@ const handlers = {
     return { joined: editors.filter(editor => editor.joined).map(editor => editor.config.index), failures }
   },
 
+  /** Makes up to `edits` of each editor's edits ahead, where it can (LoadEditor.prepare). */
+  prepare (/** @type {{ edits: number }} */ { edits }) {
+    for (const editor of editors) editor.prepare(edits)
+    return {}
+  },
+
   /** @param {{ startAt: number, measureFrom: number, stopAt: number }} schedule */
   start (schedule) {
     for (const editor of editors) editor.start(schedule)
@@ -107,11 +113,11 @@ const handlers = {
   },
 
   collect () {
-    const replayed = editors.map(editor => editor.config.source instanceof TraceEdits ? editor.config.source.replayed : 0)
+    const replayed = editors.map(editor => editor.config.source instanceof TraceEdits ? editor.editsSent : 0)
     return {
       ...stats.toMessage(),
       eventLoopUtilization: utilization,
-      traceFinished: editors.filter(editor => editor.joined && editor.config.source.done).length,
+      traceFinished: editors.filter(editor => editor.joined && editor.outOfEdits).length,
       traceReplayed: replayed.reduce((a, b) => a + b, 0)
     }
   },

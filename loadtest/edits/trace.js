@@ -47,10 +47,6 @@ export class TraceEdits {
     this.trace = trace
   }
 
-  get replayed () {
-    return this.#next
-  }
-
   /**
    * Applies the next transaction inside `region` (call inside a transaction); returns the cursor's index.
    * @param {import('yjs').Text} ytext
