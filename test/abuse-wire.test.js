@@ -17,6 +17,7 @@ import { api, contentOf, createSession, startServer } from './helpers/server.js'
 
 const MiB = 1024 * 1024
 const MAX_DOC_STRUCTS = 2000
+const MAX_DOC_CLIENTS = 40
 const MAX_TYPE_DEPTH = 2
 const MAX_INVALID_UPDATES = 3
 
@@ -75,6 +76,7 @@ describe('small inputs must not cost large resources', () => {
   before(async () => {
     tandem = await startServer({
       maxDocStructs: MAX_DOC_STRUCTS,
+      maxDocClients: MAX_DOC_CLIENTS,
       maxTypeDepth: MAX_TYPE_DEPTH,
       maxInvalidUpdates: MAX_INVALID_UPDATES,
       connectionsPerMinute: 0,
@@ -210,6 +212,33 @@ describe('small inputs must not cost large resources', () => {
     await eventually(() => bob.text(doc).length === run.length - 300)
     assert.ok(structCount(live.ydoc) <= MAX_DOC_STRUCTS, `${structCount(live.ydoc)} structs`)
     assert.equal(await contentOf(tandem.url, doc), bob.text(doc))
+  })
+
+  it('refuses with TOO_LARGE edits from more clients than MAX_DOC_CLIENTS, whose every transaction would cost more; the clients in it go on', async () => {
+    const { doc, alice, bob } = await room()
+    assert.deepEqual(await alice.insert(doc, 0, 'a'), { ok: true })
+    const live = /** @type {import('../server/docs/live-doc.js').LiveDoc} */ (tandem.server.registry.get(doc))
+    const clients = () => live.ydoc.store.clients.size
+    const held = clients()
+    /** One update of one character from each of `count` clients new to the document. @param {number} first @param {number} count */
+    const strangers = (first, count) => Y.mergeUpdates(Array.from({ length: count }, (_, i) => updateOf(ydoc => {
+      ydoc.clientID = first + i
+      ydoc.getText(TEXT_NAME).insert(0, 'x')
+    })))
+    // A few bytes per client: one update could otherwise bring thousands.
+    const refused = await alice.request(EVENTS.UPDATE, { doc, update: strangers(1000, MAX_DOC_CLIENTS - held + 1) })
+    assert.equal(refused.error?.code, 'TOO_LARGE')
+    assert.equal(clients(), held, 'nothing of it applied')
+    assert.deepEqual(await alice.request(EVENTS.UPDATE, { doc, update: strangers(2000, MAX_DOC_CLIENTS - held) }), { ok: true })
+    assert.equal(clients(), MAX_DOC_CLIENTS)
+    // Bob has not written yet: his first edit, read as typing, would be a client more.
+    const before = live.ydoc.getText(TEXT_NAME).toString()
+    assert.equal((await bob.insert(doc, 0, 'b')).error?.code, 'TOO_LARGE')
+    assert.equal(live.ydoc.getText(TEXT_NAME).toString(), before)
+    // Alice already wrote to it, and goes on.
+    assert.deepEqual(await alice.insert(doc, 0, '>'), { ok: true })
+    assert.equal(clients(), MAX_DOC_CLIENTS)
+    assert.equal(await contentOf(tandem.url, doc), live.ydoc.getText(TEXT_NAME).toString())
   })
 
   it('refuses types nested deeper than MAX_TYPE_DEPTH with TOO_LARGE', async () => {

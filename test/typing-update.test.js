@@ -11,7 +11,7 @@ import { updateOf } from './helpers/update-of.js'
 // the full check: whatever it takes, the full check takes too, with the same counts; everything
 // else it leaves to the full check.
 
-const LIMITS = { maxDocStructs: 100_000, maxTypeDepth: 4, rootTypes: [TEXT_NAME] }
+const LIMITS = { maxDocStructs: 100_000, maxDocClients: 10_000, maxTypeDepth: 4, rootTypes: [TEXT_NAME] }
 const ROOTS = new Set(LIMITS.rootTypes)
 
 /** A server's copy and an editor's, both holding `text`. @param {string} text */

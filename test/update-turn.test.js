@@ -124,7 +124,7 @@ describe('updates taken in one turn', () => {
     // that passes the checks and still fails, which the checks exist to prevent.
     const whole = updateOf(client(), text => text.insert(0, '-'))
     const valid = accept(doc, update)
-    const broken = doc.take(whole.subarray(0, whole.byteLength - 1), sender, 1)
+    const broken = doc.take(whole.subarray(0, whole.byteLength - 1), sender, { structs: 1, clients: 0 })
     const [validReply, brokenReply] = await Promise.allSettled([valid, broken])
     assert.equal(brokenReply.status === 'rejected' && brokenReply.reason.code, 'INVALID_UPDATE')
     assert.equal(validReply.status === 'rejected' && validReply.reason.code, 'UNAVAILABLE', 'the other is to be sent again')

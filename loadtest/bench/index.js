@@ -1,5 +1,5 @@
 // `npm run bench`: the single-process micro-benchmarks quoted in docs/PERFORMANCE.md (ACK latency,
-// document load, memory, live heap, the update path's CPU). `npm run bench -- scale` runs the
+// document load, memory, live heap, the update path's CPU, a transaction's cost by clients). `npm run bench -- scale` runs the
 // scale-out bench (bench/scale.js) instead, with the arguments after `scale`.
 // Each bench is loaded only when it runs, so a run loads only what it measures.
 
@@ -19,4 +19,5 @@ if (argv[0] === SCALE) {
   await (await import('./memory.js')).run()
   await (await import('./heap.js')).run()
   await (await import('./update-path.js')).run()
+  await (await import('./doc-clients.js')).run()
 }

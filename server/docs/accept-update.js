@@ -7,7 +7,7 @@ import { checkUpdate } from './update-check.js'
 
 /**
  * @typedef {object} AcceptDeps
- * @property {Pick<import('../config.js').Config, 'maxDocBytes' | 'maxDocStructs' | 'maxTypeDepth' | 'rootTypes'>} config
+ * @property {Pick<import('../config.js').Config, 'maxDocBytes' | 'maxDocStructs' | 'maxDocClients' | 'maxTypeDepth' | 'rootTypes'>} config
  */
 
 /**
@@ -35,16 +35,16 @@ export async function acceptUpdate (doc, update, sender, { config }, logger) {
   if (doc.bytes + update.byteLength > config.maxDocBytes) {
     throw new AppError('TOO_LARGE', `the document would exceed ${config.maxDocBytes} bytes`)
   }
-  let growth = checkInMemory(doc, update, config)
-  if (growth === null) {
+  let additions = checkInMemory(doc, update, config)
+  if (additions === null) {
     await catchUp(doc, logger)
-    growth = checkUpdate(update, doc.ydoc, config)
+    additions = checkUpdate(update, doc.ydoc, config)
   }
   doc.bytes += update.byteLength
   // A peer may see an update that storage then refuses: it sends it back when it rejoins the
   // reloaded document. Other processes learn of it from the store's feed once it is stored.
   try {
-    await doc.take(update, sender, growth)
+    await doc.take(update, sender, additions)
   } catch (err) {
     if (err instanceof AppError && err.code === 'INVALID_UPDATE') throw err
     // Storage health logs the failure once per interval.
@@ -54,18 +54,18 @@ export async function acceptUpdate (doc, update, sender, { config }, logger) {
 }
 
 /**
- * Checks an update against the copy as applied so far, counting the structs the updates taken this
- * turn may add; one that builds on what the copy lacks is checked again with everything waiting
- * applied. Returns the structs it may add, or null when it still builds on what the copy lacks in a
+ * Checks an update against the copy as applied so far, counting the structs and clients the updates
+ * taken this turn may add; one that builds on what the copy lacks is checked again with everything
+ * waiting applied. Returns what it may add, or null when it still builds on what the copy lacks in a
  * shared store: the stored log may have it.
  * @param {import('./live-doc.js').LiveDoc} doc
  * @param {Uint8Array} update
  * @param {AcceptDeps['config']} config
- * @returns {number | null}
+ * @returns {import('./update-check.js').Additions | null}
  */
 function checkInMemory (doc, update, config) {
   try {
-    return checkUpdate(update, doc.appliedYdoc, config, doc.takenGrowth)
+    return checkUpdate(update, doc.appliedYdoc, config, doc.taken)
   } catch (err) {
     if (!isOutOfSync(err) || !doc.hasUnapplied) return outOfSyncInSharedStore(err, doc)
   }

@@ -72,8 +72,8 @@ export class LiveDoc {
   #queue = []
   /** @type {TakenUpdate[]} this process's editors' updates taken this turn, not applied yet */
   #taken = []
-  /** structs the updates taken this turn may add (update-check.js) */
-  takenGrowth = 0
+  /** @type {import('./update-check.js').Additions} what the updates taken this turn may add */
+  taken = { structs: 0, clients: 0 }
   /** @type {Promise<unknown>} tail of the chain that serialises store operations */
   #tail = Promise.resolve()
   #storedUpdates
@@ -170,13 +170,14 @@ export class LiveDoc {
    * (`applyTaken`), or with the store's error.
    * @param {Uint8Array} update checked against `appliedYdoc`
    * @param {import('socket.io').Socket} sender
-   * @param {number} growth structs it may add (update-check.js)
+   * @param {import('./update-check.js').Additions} additions what it may add (update-check.js)
    * @returns {Promise<void>}
    */
-  take (update, sender, growth) {
+  take (update, sender, additions) {
     return new Promise((resolve, reject) => {
       this.#taken.push({ update, sender, resolve, reject })
-      this.takenGrowth += growth
+      this.taken.structs += additions.structs
+      this.taken.clients += additions.clients
       if (this.#taken.length > 1) return
       if (this.#ydoc.store.clients.size < BATCHED_FROM_CLIENTS) this.applyTaken()
       else setImmediate(this.#applyTakenLater)
@@ -194,7 +195,7 @@ export class LiveDoc {
   applyTaken () {
     if (this.#taken.length === 0) return
     const taken = this.#taken.splice(0)
-    this.takenGrowth = 0
+    this.taken = { structs: 0, clients: 0 }
     let applying = 0
     try {
       Y.transact(this.#ydoc, () => {

@@ -25,7 +25,7 @@ const CONTENT_REF = 0x1f
  * @param {Uint8Array} update
  * @param {Y.Doc} ydoc
  * @param {ReadonlySet<string>} rootTypes
- * @returns {{ added: number, ranges: number } | null}
+ * @returns {{ added: number, ranges: number, clients: number } | null}
  */
 export function readTyping (update, ydoc, rootTypes) {
   try {
@@ -89,7 +89,8 @@ function read (decoder, ydoc, rootTypes) {
     }
     ranges += count
   }
-  return { added, ranges }
+  // A client the document holds nothing of: its state is 0 (any struct would have made it more).
+  return { added, ranges, clients: client !== -1 && have === 0 && end > have ? 1 : 0 }
 }
 
 /**

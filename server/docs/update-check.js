@@ -8,9 +8,18 @@ import { checkReferences, outOfSync } from './update-graph.js'
  * for ~6 bytes on the wire, so bytes alone do not bound it.
  * @typedef {object} DocLimits
  * @property {number} maxDocStructs structs (items and collected ranges) a document may hold
+ * @property {number} maxDocClients Yjs clients a document may hold edits from
  * @property {number} maxTypeDepth how deep types may nest in the text
  * @property {readonly string[]} rootTypes the root types an update may place items in
  */
+
+/**
+ * What an update may add to a document: structs, and clients it holds nothing of yet.
+ * @typedef {{ structs: number, clients: number }} Additions
+ */
+
+/** @type {Additions} */
+const NOTHING = Object.freeze({ structs: 0, clients: 0 })
 
 /** @type {WeakMap<readonly string[], ReadonlySet<string>>} */
 const rootSets = new WeakMap()
@@ -18,29 +27,33 @@ const rootSets = new WeakMap()
 /**
  * Refuses bytes that are not a Yjs update, or an update this document cannot integrate, before it
  * reaches the live document. Typing is read without decoding it (typing-update.js); anything else
- * is checked in full (`checkInFull`). Returns how many structs the update may add.
+ * is checked in full (`checkInFull`). Returns what the update may add.
  * @param {Uint8Array} update
  * @param {Y.Doc} ydoc
  * @param {DocLimits} limits
- * @param {number} [unappliedGrowth] what updates taken but not applied to `ydoc` yet may add
- * @returns {number}
+ * @param {Additions} [unapplied] what updates taken but not applied to `ydoc` yet may add
+ * @returns {Additions}
  */
-export function checkUpdate (update, ydoc, limits, unappliedGrowth = 0) {
-  const { added, ranges } = readTyping(update, ydoc, rootSetOf(limits.rootTypes)) ?? checkInFull(update, ydoc, limits)
+export function checkUpdate (update, ydoc, limits, unapplied = NOTHING) {
+  const { added, ranges, clients } = readTyping(update, ydoc, rootSetOf(limits.rootTypes)) ?? checkInFull(update, ydoc, limits)
   // The most the document can grow by: each new struct, and the items it cuts in two where its
   // origin and right origin fall inside them; each deleted range cuts at most the two items at its
   // ends. Deletions alone grow it too: a range every other character turns one item of a long run
   // into as many as it has characters.
-  const growth = 3 * added + 2 * ranges
-  if (growth > 0 && structCount(ydoc) + unappliedGrowth + growth > limits.maxDocStructs) {
+  const structs = 3 * added + 2 * ranges
+  if (structs > 0 && structCount(ydoc) + unapplied.structs + structs > limits.maxDocStructs) {
     throw new AppError('TOO_LARGE', `the document would hold more than ${limits.maxDocStructs} structs`)
   }
-  return growth
+  // Checked whatever the structs: each client costs every later transaction on the document.
+  if (clients > 0 && ydoc.store.clients.size + unapplied.clients + clients > limits.maxDocClients) {
+    throw new AppError('TOO_LARGE', `the document would hold edits from more than ${limits.maxDocClients} clients (editor sessions)`)
+  }
+  return { structs, clients }
 }
 
 /**
- * Checks any update, whatever it holds; returns how many of its structs are new and how many
- * ranges it deletes. Decoding parses every struct and the delete set, so truncated or garbage input
+ * Checks any update, whatever it holds; returns how many of its structs are new, how many ranges
+ * it deletes and how many clients it brings that the document holds nothing of. Decoding parses every struct and the delete set, so truncated or garbage input
  * throws here instead of half-applying.
  *
  * An update whose structs start past what the document has from their client, point (origin,
@@ -51,7 +64,7 @@ export function checkUpdate (update, ydoc, limits, unappliedGrowth = 0) {
  * @param {Uint8Array} update
  * @param {Y.Doc} ydoc
  * @param {DocLimits} limits
- * @returns {{ added: number, ranges: number }}
+ * @returns {{ added: number, ranges: number, clients: number }}
  */
 export function checkInFull (update, ydoc, { maxTypeDepth, rootTypes }) {
   let structs, ds
@@ -67,10 +80,12 @@ export function checkInFull (update, ydoc, { maxTypeDepth, rootTypes }) {
   /** @param {number} client */
   const nextClock = client => next.get(client) ?? Y.getState(ydoc.store, client)
   let added = 0
+  let clients = 0
   for (const struct of structs) {
     if (struct instanceof Y.Skip) continue
     const { client, clock } = struct.id
     const have = nextClock(client)
+    if (have === 0) clients++
     if (clock > have) throw outOfSync()
     if (clock + struct.length > have) added++
     next.set(client, Math.max(have, clock + struct.length))
@@ -83,7 +98,7 @@ export function checkInFull (update, ydoc, { maxTypeDepth, rootTypes }) {
   }
   // An update that could never be integrated is INVALID_UPDATE whatever its size.
   checkReferences(structs, ydoc, { rootTypes: rootSetOf(rootTypes), maxTypeDepth })
-  return { added, ranges }
+  return { added, ranges, clients }
 }
 
 /** Structs the document holds now (adjacent ones Yjs merged count once). @param {Y.Doc} ydoc */
