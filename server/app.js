@@ -66,7 +66,8 @@ export async function createServer (config, deps = {}) {
   function forgetUpgraded () { upgraded.delete(this) }
   httpServer.on('upgrade', (_req, socket) => {
     upgraded.add(socket)
-    socket.once('close', forgetUpgraded)
+    // A socket closes once: `on` spares the wrapper `once` would keep for each connection.
+    socket.on('close', forgetUpgraded)
   })
   const relayOptions = { awarenessIntervalMs: config.awarenessIntervalMs, fanOutSpacing: config.fanOutSpacing, metrics }
   const registry = new DocRegistry({

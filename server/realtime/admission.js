@@ -59,9 +59,10 @@ export function admission ({ config, limits, access, clientIpOf, audit, pendingC
     }
     open.set(ip, (open.get(ip) ?? 0) + 1)
     // Freed when the transport closes: that also covers a client gone before admission finished,
-    // for which Socket.IO never emits `disconnect`. What the connection keeps is this one closure.
+    // for which Socket.IO never emits `disconnect`. What the connection keeps is this one closure
+    // (`on`, not `once`: the transport closes once, and `once` would add a wrapper per connection).
     const free = freeOnce(ip)
-    socket.conn.once('close', free)
+    socket.conn.on('close', free)
     admit(socket, ip).then(() => next(), (err) => {
       free()
       refuse(ip, next, err)
