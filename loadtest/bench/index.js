@@ -1,6 +1,7 @@
 // `npm run bench`: the single-process micro-benchmarks quoted in docs/PERFORMANCE.md (ACK latency,
-// document load, memory, live heap, the update path's CPU, a transaction's cost by clients). `npm run bench -- scale` runs the
-// scale-out bench (bench/scale.js) instead, with the arguments after `scale`.
+// document load, memory, live heap, the update path's CPU, a Yjs transaction's cost by clients).
+// `npm run bench -- scale` runs the scale-out bench (bench/scale.js) instead, with the arguments
+// after `scale`.
 // Each bench is loaded only when it runs, so a run loads only what it measures.
 
 const SCALE = 'scale'

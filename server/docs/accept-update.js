@@ -65,7 +65,7 @@ export async function acceptUpdate (doc, update, sender, { config }, logger) {
  */
 function checkInMemory (doc, update, config) {
   try {
-    return checkUpdate(update, doc.appliedYdoc, config, doc.taken)
+    return checkUpdate(update, doc.appliedYdoc, config, doc.takenAdditions)
   } catch (err) {
     if (!isOutOfSync(err) || !doc.hasUnapplied) return outOfSyncInSharedStore(err, doc)
   }

@@ -73,7 +73,7 @@ export class LiveDoc {
   /** @type {TakenUpdate[]} this process's editors' updates taken this turn, not applied yet */
   #taken = []
   /** @type {import('./update-check.js').Additions} what the updates taken this turn may add */
-  taken = { structs: 0, clients: 0 }
+  takenAdditions = { structs: 0, clients: 0 }
   /** @type {Promise<unknown>} tail of the chain that serialises store operations */
   #tail = Promise.resolve()
   #storedUpdates
@@ -176,8 +176,8 @@ export class LiveDoc {
   take (update, sender, additions) {
     return new Promise((resolve, reject) => {
       this.#taken.push({ update, sender, resolve, reject })
-      this.taken.structs += additions.structs
-      this.taken.clients += additions.clients
+      this.takenAdditions.structs += additions.structs
+      this.takenAdditions.clients += additions.clients
       if (this.#taken.length > 1) return
       if (this.#ydoc.store.clients.size < BATCHED_FROM_CLIENTS) this.applyTaken()
       else setImmediate(this.#applyTakenLater)
@@ -195,7 +195,8 @@ export class LiveDoc {
   applyTaken () {
     if (this.#taken.length === 0) return
     const taken = this.#taken.splice(0)
-    this.taken = { structs: 0, clients: 0 }
+    this.takenAdditions.structs = 0
+    this.takenAdditions.clients = 0
     let applying = 0
     try {
       Y.transact(this.#ydoc, () => {

@@ -89,8 +89,8 @@ function read (decoder, ydoc, rootTypes) {
     }
     ranges += count
   }
-  // A client the document holds nothing of: its state is 0 (any struct would have made it more).
-  return { added, ranges, clients: client !== -1 && have === 0 && end > have ? 1 : 0 }
+  // A new client: the document holds nothing of it (its state is 0), and the update gives it structs.
+  return { added, ranges, clients: have === 0 && end > 0 ? 1 : 0 }
 }
 
 /**
