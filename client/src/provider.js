@@ -46,8 +46,9 @@ const JOINED = 2
  * `disconnect()`, `destroy()`, `awareness`; plus Hocuspocus's `unsyncedChanges`, a `refused` event
  * for what the server turned down, and `closed` when the session is deleted.
  *
- * An update refused for a reason that may pass (TOO_LARGE: over the server's update or document
- * size limit, which may be raised or the document compacted; RATE_LIMITED; UNAVAILABLE; INTERNAL) is
+ * An update refused for a reason that may pass (TOO_LARGE: over a limit of the server's on an update
+ * or a document, its size or the clients it holds edits from, which may be raised or the document
+ * compacted; RATE_LIMITED; UNAVAILABLE; INTERNAL) is
  * kept and retried with backoff. Until the server takes it, later edits, which build on it, are held
  * back too: `blockedBy` holds the refusal, and the `blocked` event fires with it, then with `null`
  * once the update is stored. An update refused for good (INVALID_UPDATE, FORBIDDEN, …) blocks the
