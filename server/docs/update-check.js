@@ -53,8 +53,9 @@ export function checkUpdate (update, ydoc, limits, unapplied = NOTHING) {
 
 /**
  * Checks any update, whatever it holds; returns how many of its structs are new, how many ranges
- * it deletes and how many clients it brings that the document holds nothing of. Decoding parses every struct and the delete set, so truncated or garbage input
- * throws here instead of half-applying.
+ * it deletes and how many clients it brings that the document holds nothing of. Decoding parses
+ * every struct and the delete set, so truncated or garbage input throws here instead of
+ * half-applying.
  *
  * An update whose structs start past what the document has from their client, point (origin,
  * right origin, parent) at items it lacks, or delete clocks it lacks, would not be integrated: Yjs
