@@ -6,6 +6,7 @@
 // METRICS_PUBLIC=true), or each worker refuses to start.
 
 import { loadConfig } from './server/config.js'
+import { NODE_OPTIONS } from './server/node-options.js'
 
 // The workers' configuration, checked once here: without it, a missing secret (say `docker run`
 // without AUTH_SECRET under the image's NODE_ENV=production) makes every worker exit at start and
@@ -17,6 +18,7 @@ const workers = process.env.WORKERS ?? 'max'
 export const apps = [{
   name: 'tandem',
   script: 'server/index.js',
+  node_args: [...NODE_OPTIONS],
   exec_mode: 'cluster',
   // A number, or `max` for one worker per CPU.
   instances: workers === 'max' ? 'max' : Number(workers),

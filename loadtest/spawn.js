@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { loadConfig } from '../server/config.js'
+import { NODE_OPTIONS } from '../server/node-options.js'
 import { TandemApi } from './api.js'
 import { now, sleepUntil } from './clock.js'
 
@@ -71,7 +72,7 @@ async function spawnSingle (options) {
  */
 export async function startServerProcess (env, apiKey = null) {
   const port = await freePort()
-  const server = startProcess('server', process.execPath, [join(ROOT, 'server/index.js')], { ...env, PORT: String(port), HOST: '127.0.0.1' })
+  const server = startProcess('server', process.execPath, [...NODE_OPTIONS, join(ROOT, 'server/index.js')], { ...env, PORT: String(port), HOST: '127.0.0.1' })
   const url = `http://127.0.0.1:${port}`
   await ready(url, apiKey, [server]).catch(async (err) => { await server.stop('SIGINT'); throw err })
   return { url, server }
@@ -99,7 +100,7 @@ async function spawnCluster ({ clusterWorkers, apiKey }) {
     ports.shift()
     const env = { ...PER_IP_LIMITS_OFF, HOST: '127.0.0.1', REDIS_URL: `redis://127.0.0.1:${redisPort}`, LOG_LEVEL: 'warn' }
     for (const [i, port] of ports.entries()) {
-      servers.push(startProcess(`server ${i}`, process.execPath, [join(ROOT, 'server/index.js')], {
+      servers.push(startProcess(`server ${i}`, process.execPath, [...NODE_OPTIONS, join(ROOT, 'server/index.js')], {
         ...env,
         PORT: String(port),
         DATA_DIR: join(dir, `data-${i}`),

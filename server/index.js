@@ -29,7 +29,8 @@ const server = await createServer(config, { logger }).catch((err) => {
   process.exit(err.exitCode)
 })
 const { url, port, host } = await server.listen()
-logger.info({ port, host, url, dataDir: config.dataDir }, 'listening')
+// The Node.js options too: npm start and PM2 give some (server/node-options.js), a bare `node` none.
+logger.info({ port, host, url, dataDir: config.dataDir, node: process.version, nodeOptions: process.execArgv }, 'listening')
 process.send?.('ready')
 
 for (const signal of /** @type {const} */ (['SIGINT', 'SIGTERM'])) {

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { io } from 'socket.io-client'
+import { NODE_OPTIONS } from '../server/node-options.js'
 import { eventually } from './helpers/eventually.js'
 import { missing } from './helpers/processes.js'
 import { startCluster } from './helpers/pm2.js'
@@ -27,7 +28,7 @@ describe('PM2 cluster of two workers', { skip: missing('redis-server') }, () => 
 
   before(async () => {
     redis = await startRedis()
-    cluster = await startCluster({ redisUrl: redis.url, workers: 2 })
+    cluster = await startCluster({ redisUrl: redis.url, workers: 2, env: { LOG_LEVEL: 'info' } })
   })
   after(async () => {
     for (const doc of docs) doc.destroy()
@@ -111,6 +112,12 @@ describe('PM2 cluster of two workers', { skip: missing('redis-server') }, () => 
       throw new Error(`${/** @type {Error} */ (err).message}: stored ${stored.length} characters; editors ${JSON.stringify(states)}`)
     }
   }
+
+  it('runs every worker with the server\'s Node.js options', async () => {
+    const started = (await cluster.output()).split('\n').filter(line => line.includes('"msg":"listening"')).map(line => JSON.parse(line))
+    assert.equal(started.length, 2, 'one `listening` line per worker')
+    for (const { nodeOptions } of started) assert.deepEqual(nodeOptions, NODE_OPTIONS)
+  })
 
   it('spreads editors over both workers, which see each other\'s edits', async () => {
     const session = await createSession(cluster.url)

@@ -1,9 +1,11 @@
 // Memory a server process spends per connected editor and per loaded document: RSS of a real server
 // process (from /proc) before and after connecting idle editors that have joined their documents,
 // then after loading documents that nobody edits. Idle means connected, joined, cursor announced,
-// not typing. Median of 3 samples taken 1 s apart, after a settle. The editors join in two halves:
+// not typing. Median of 3 samples taken 1 s apart, after a settle. The server runs with Tandem's
+// Node.js options (server/node-options.js), as `npm start` runs it. The editors join in two halves:
 // the second half's growth is what one more editor costs once V8's young generation has grown to
-// its size (on Node 26 it grows to 64 MB on a large machine, a step the first editors pay for).
+// its size (a step the first editors pay for; without the options, Node 26 grows it to 64 MB on a
+// large machine).
 // How much of the growth is that young generation is read from the server's /metrics (prom-client's
 // heap space sizes), so the figure per editor can be read with and without V8's one-off resize.
 import { mkdtemp, readFile, rm } from 'node:fs/promises'

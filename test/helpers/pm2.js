@@ -1,4 +1,6 @@
 import { execFile } from 'node:child_process'
+import { readFile } from 'node:fs/promises'
+import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { eventually } from './eventually.js'
@@ -57,6 +59,8 @@ export async function startCluster ({ redisUrl, workers = 2, env = {} }) {
   return {
     url,
     list,
+    /** What the workers have written to standard output so far (PM2 merges their logs into one file). */
+    output: () => readFile(join(home.dir, 'logs', 'tandem-out.log'), 'utf8'),
     ready,
     /** Rolls every worker, one at a time, as `pm2 reload tandem` does in production. */
     reload: () => pm2('reload', 'tandem'),
