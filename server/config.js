@@ -91,7 +91,7 @@ export const SAME_ORIGIN = 'same-origin'
  *   over, in ms. Default 300000.
  * @property {number} fanOutSpacing gap between a busy room's broadcasts, in multiples of the time the
  *   last one took to send (updates arriving meanwhile are merged into the next); 0 = every event-loop
- *   turn. Default 3.
+ *   turn. Rooms of fewer than 8 editors get every update at once. Default 3.
  * @property {number} maxBufferedBytes bytes the server queues for one connection that is not reading
  *   before it drops the connection. Default 16 MiB.
  */

@@ -3,6 +3,15 @@ import { EVENTS } from '../../isomorphic/events.js'
 import { EVENT, PacketTemplate } from '../../isomorphic/parser.js'
 import { webSocketFrameOf, writeFrame } from './write-frame.js'
 
+/**
+ * Rooms of fewer editors get every update at once, however busy. Gathering the updates of a turn
+ * saves writes only when two of a room's updates meet in one turn: at 600 editors in rooms of 5,
+ * 2-3 % did, and waiting for the turn's end put those in the latency tail, while each send still
+ * paid for scheduling a flush. Rooms of 10 at the same load had shorter tails gathering
+ * (docs/PERFORMANCE.md, "Small rooms send every update at once").
+ */
+const GATHER_FROM_EDITORS = 8
+
 /** The Socket.IO room of a document's editors. @param {string} docId */
 export const roomOf = docId => `doc:${docId}`
 
@@ -39,12 +48,13 @@ export function forgetAwareness (doc, clientIds) {
  * Sends a document's updates and awareness to its room, so that a busy room costs one message per
  * turn rather than one per update per editor.
  *
- * Updates: a quiet room gets an update at once, without its sender, or the updates its document
- * applied together as one merged update to everyone. Until a flush finds nothing new, further
- * updates are gathered and sent together as one merged update (Y.mergeUpdates), encoded once for
- * the whole room: at the end of the event loop's turn, or, for a room whose sends take a
- * millisecond or more, after as long as the last send took. A merged update may hold the
- * recipient's own edits; Yjs skips what it already has (y-websocket servers echo every update).
+ * Updates: a quiet room, or one of fewer than GATHER_FROM_EDITORS editors, gets an update at once,
+ * without its sender, or the updates its document applied together as one merged update to
+ * everyone. In a larger room, until a flush finds nothing new, further updates are gathered and
+ * sent together as one merged update (Y.mergeUpdates), encoded once for the whole room: at the end
+ * of the event loop's turn, or, for a room whose sends take a millisecond or more, after as long as
+ * the last send took. A merged update may hold the recipient's own edits; Yjs skips what it already
+ * has (y-websocket servers echo every update).
  *
  * Awareness: the latest state of each client that changed is sent at most once per
  * `awarenessIntervalMs` per room, all of them in one message; a quiet room's first change goes out
@@ -83,8 +93,8 @@ export class RoomRelay {
   }
 
   /**
-   * Sends updates applied together (a turn's, LiveDoc.take). A quiet room gets them at once: one
-   * alone without its sender, several as one merged update to every editor.
+   * Sends updates applied together (a turn's, LiveDoc.take). A quiet or small room gets them at
+   * once: one alone without its sender, several as one merged update to every editor.
    * @param {{ update: Uint8Array, sender?: import('socket.io').Socket }[]} applied
    */
   updates (applied) {
@@ -95,6 +105,7 @@ export class RoomRelay {
     const started = performance.now()
     if (applied.length === 1) this.#sendUpdate(applied[0].update, applied[0].sender)
     else this.#sendMerged(applied.map(({ update }) => update))
+    if (this.doc.sockets.size < GATHER_FROM_EDITORS) return
     this.#updates = []
     this.#scheduleFlush(performance.now() - started)
   }
