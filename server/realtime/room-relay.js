@@ -4,11 +4,11 @@ import { EVENT, PacketTemplate } from '../../isomorphic/parser.js'
 import { webSocketFrameOf, writeFrame } from './write-frame.js'
 
 /**
- * Rooms of fewer editors get every update at once, however busy. Gathering the updates of a turn
- * saves writes only when two of a room's updates meet in one turn: at 600 editors in rooms of 5,
- * 2-3 % did, and waiting for the turn's end put those in the latency tail, while each send still
- * paid for scheduling a flush. Rooms of 10 at the same load had shorter tails gathering
- * (docs/PERFORMANCE.md, "Small rooms send every update at once").
+ * Rooms of fewer editors than this get every update at once, however busy. Gathering saves writes
+ * only where a room's updates meet in one turn: at 600 editors in rooms of 5, 2-3 % of updates
+ * waited for the turn's end, few of them merged with another, and the waits were the latency
+ * tail, while every send paid for scheduling a flush. Rooms of 10 at the same load had shorter
+ * tails gathering (docs/PERFORMANCE.md, "Small rooms send every update at once").
  */
 const GATHER_FROM_EDITORS = 8
 
