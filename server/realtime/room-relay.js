@@ -102,12 +102,23 @@ export class RoomRelay {
       for (const { update } of applied) this.#updates.push(update)
       return
     }
+    if (this.doc.sockets.size < GATHER_FROM_EDITORS) {
+      this.#sendApplied(applied)
+      return
+    }
     const started = performance.now()
-    if (applied.length === 1) this.#sendUpdate(applied[0].update, applied[0].sender)
-    else this.#sendMerged(applied.map(({ update }) => update))
-    if (this.doc.sockets.size < GATHER_FROM_EDITORS) return
+    this.#sendApplied(applied)
     this.#updates = []
     this.#scheduleFlush(performance.now() - started)
+  }
+
+  /**
+   * One update alone without its sender, several as one merged update to every editor.
+   * @param {{ update: Uint8Array, sender?: import('socket.io').Socket }[]} applied
+   */
+  #sendApplied (applied) {
+    if (applied.length === 1) this.#sendUpdate(applied[0].update, applied[0].sender)
+    else this.#sendMerged(applied.map(({ update }) => update))
   }
 
   /**
