@@ -219,6 +219,52 @@ describe('durability: nothing acknowledged is lost', () => {
     assert.equal(await contentOf(tandem.url, session.id), alice.text(session.id))
   })
 
+  it('compacts documents that fall due together one at a time, and every one of them', async (t) => {
+    const tandem = await startServer({ dataDir: `${data.dir}/compact-queue`, compactAfterUpdates: 3, updatesPerSecond: 0 })
+    t.after(() => tandem.close())
+    const store = tandem.server.registry.store
+    const compact = store.compact.bind(store)
+    /** @type {() => void} */
+    let release = () => {}
+    const held = new Promise(resolve => { release = () => resolve(undefined) })
+    /** @type {string[]} */
+    const started = []
+    let running = 0
+    let mostAtOnce = 0
+    // The first compaction waits until the test lets it go on.
+    store.compact = async (docId, makeSnapshot) => {
+      started.push(docId)
+      mostAtOnce = Math.max(mostAtOnce, ++running)
+      try {
+        if (started.length === 1) await held
+        return await compact(docId, makeSnapshot)
+      } finally {
+        running--
+      }
+    }
+    const alice = new TestEditor(tandem.url)
+    t.after(() => alice.close())
+    const sessions = []
+    for (let i = 0; i < 3; i++) {
+      const session = await createSession(tandem.url)
+      await alice.join(session.id)
+      sessions.push(session)
+    }
+    for (const session of sessions) {
+      for (let i = 0; i < 3; i++) assert.deepEqual(await alice.insert(session.id, 0, 'ab'), { ok: true })
+    }
+    assert.deepEqual(started, [sessions[0].id], 'the other documents\' compactions waited for the first')
+    release()
+    await eventually(() => started.length === 3)
+    for (const session of sessions) await tandem.server.registry.get(session.id)?.settled()
+    assert.deepEqual([...started].sort(), sessions.map(session => session.id).sort())
+    assert.equal(mostAtOnce, 1)
+    for (const session of sessions) {
+      assert.equal((await store.load(session.id)).updates.length, 1, 'the log was compacted into one snapshot')
+      assert.equal(await contentOf(tandem.url, session.id), 'ababab')
+    }
+  })
+
   it('keeps the entries a compaction does not cover: those moved to LevelDB after it began', async (t) => {
     const tandem = await startServer({ dataDir: `${data.dir}/compact-covers` })
     t.after(() => tandem.close())

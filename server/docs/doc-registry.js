@@ -1,5 +1,6 @@
 import * as Y from 'yjs'
 import { AppError } from '../errors.js'
+import { CompactionQueue } from './compaction-queue.js'
 import { LiveDoc, STORE_ORIGIN } from './live-doc.js'
 
 /** How long a deleted document's id is remembered, in ms: far longer than any load or join takes. */
@@ -50,6 +51,7 @@ export class DocRegistry {
     this.config = config
     this.logger = logger
     this.metrics = metrics
+    this.compactions = new CompactionQueue()
   }
 
   /** @param {string} id */
@@ -212,6 +214,7 @@ export class DocRegistry {
         this.invalidate(id).catch(err => this.logger.error({ err, doc: id }, 'dropping a document after a failed write failed'))
       },
       compactAfterUpdates: this.config.compactAfterUpdates,
+      compactions: this.compactions,
       maxDocBytes: this.config.maxDocBytes,
       logger: this.logger.child({ doc: id }),
       metrics: this.metrics

@@ -35,7 +35,8 @@ export const STORE_ORIGIN = Symbol('store')
  * Appends run one at a time. A compaction runs beside them, one at a time: its snapshot holds every
  * update applied when it is taken, and the store removes only what the snapshot holds, so the writes
  * behind it do not wait for it (they did, and every 500th update's ACK waited for a snapshot to be
- * encoded and written).
+ * encoded and written). One that falls due waits its turn among the process's documents'
+ * (compaction-queue.js).
  *
  * When the store is shared with other processes, the copy follows the stored log: `receive` applies
  * what other processes publish as they store it (redis-doc-feed.js), and `catchUp` reads the log
@@ -101,6 +102,8 @@ export class LiveDoc {
    * @param {import('../storage/doc-store.js').DocStore} deps.store
    * @param {import('../storage/doc-store.js').StoredDoc} deps.stored what the document was loaded from
    * @param {number} deps.compactAfterUpdates
+   * @param {import('./compaction-queue.js').CompactionQueue} deps.compactions where the compactions
+   *   this copy falls due for wait for their turn; `flush` compacts at once
    * @param {number} deps.maxDocBytes the stored size past which updates are refused
    * @param {(docId: string) => void} deps.onUntrusted called when the copy holds what storage does
    *   not: once when a write fails, and when an update fails halfway through applying
@@ -111,7 +114,7 @@ export class LiveDoc {
    * @param {import('pino').Logger} deps.logger
    * @param {import('../metrics.js').Metrics} deps.metrics
    */
-  constructor (id, ydoc, { store, stored, compactAfterUpdates, maxDocBytes, onUntrusted, onRemoteUpdate, onApplied, logger, metrics }) {
+  constructor (id, ydoc, { store, stored, compactAfterUpdates, compactions, maxDocBytes, onUntrusted, onRemoteUpdate, onApplied, logger, metrics }) {
     this.id = id
     this.#ydoc = ydoc
     this.store = store
@@ -119,6 +122,7 @@ export class LiveDoc {
     this.#storedUpdates = stored.updates.length
     this.bytes = byteSum(stored.updates)
     this.compactAfterUpdates = compactAfterUpdates
+    this.compactions = compactions
     this.maxDocBytes = maxDocBytes
     this.onUntrusted = onUntrusted
     this.onRemoteUpdate = onRemoteUpdate
@@ -353,7 +357,8 @@ export class LiveDoc {
     for (const entry of batch) entry.resolve()
     if (this.#compactionDue() && !this.#compacting) {
       // The updates are already durable in the log; a failed compaction only postpones the next one.
-      this.#compacting = this.#compact()
+      // A copy whose write failed meanwhile is compacted no more (see the class).
+      this.#compacting = this.compactions.run(async () => { if (!this.failed) await this.#compact() })
         .catch(err => this.logger.warn({ err }, 'compaction failed'))
         .finally(() => { this.#compacting = null })
     }
