@@ -191,14 +191,23 @@ describe('durability: nothing acknowledged is lost', () => {
     await tandem.close()
   })
 
-  it('acknowledges updates while a compaction is still under way, and the compaction keeps them', async (t) => {
-    const tandem = await startServer({ dataDir: `${data.dir}/compact-beside`, compactAfterUpdates: 5, updatesPerSecond: 0 })
+  /**
+   * A server that compacts after `compactAfterUpdates`, its store, and the store's own `compact`, for
+   * a test to wrap.
+   * @param {import('node:test').TestContext} t
+   * @param {string} name
+   * @param {number} compactAfterUpdates
+   */
+  async function compactingServer (t, name, compactAfterUpdates) {
+    const tandem = await startServer({ dataDir: `${data.dir}/${name}`, compactAfterUpdates, updatesPerSecond: 0 })
     t.after(() => tandem.close())
     const store = tandem.server.registry.store
-    const compact = store.compact.bind(store)
-    /** @type {() => void} */
-    let release = () => {}
-    const held = new Promise(resolve => { release = () => resolve(undefined) })
+    return { tandem, store, compact: store.compact.bind(store) }
+  }
+
+  it('acknowledges updates while a compaction is still under way, and the compaction keeps them', async (t) => {
+    const { tandem, store, compact } = await compactingServer(t, 'compact-beside', 5)
+    const { held, release } = gate()
     let compactions = 0
     // The first compaction waits before it takes its snapshot until the test lets it go on.
     store.compact = async (docId, makeSnapshot) => {
@@ -220,13 +229,8 @@ describe('durability: nothing acknowledged is lost', () => {
   })
 
   it('compacts documents that fall due together one at a time, and every one of them', async (t) => {
-    const tandem = await startServer({ dataDir: `${data.dir}/compact-queue`, compactAfterUpdates: 3, updatesPerSecond: 0 })
-    t.after(() => tandem.close())
-    const store = tandem.server.registry.store
-    const compact = store.compact.bind(store)
-    /** @type {() => void} */
-    let release = () => {}
-    const held = new Promise(resolve => { release = () => resolve(undefined) })
+    const { tandem, store, compact } = await compactingServer(t, 'compact-queue', 3)
+    const { held, release } = gate()
     /** @type {string[]} */
     const started = []
     let running = 0
@@ -296,9 +300,7 @@ describe('durability: nothing acknowledged is lost', () => {
     const store = /** @type {import('../server/storage/level-doc-store.js').LevelDocStore} */ (tandem.server.registry.store)
     const docs = /** @type {any} */ (store.docs)
     const batch = docs.batch.bind(docs)
-    /** @type {() => void} */
-    let release = () => {}
-    const held = new Promise(resolve => { release = () => resolve(undefined) })
+    const { held, release } = gate()
     let calls = 0
     let inFlight = 0
     let most = 0
@@ -407,4 +409,12 @@ async function textOf (store, docId) {
   const ydoc = new Y.Doc()
   for (const update of (await store.load(docId)).updates) Y.applyUpdate(ydoc, update)
   return ydoc.getText('content').toString()
+}
+
+/** A promise that stays pending until the test releases it. */
+function gate () {
+  /** @type {() => void} */
+  let release = () => {}
+  const held = new Promise(resolve => { release = () => resolve(undefined) })
+  return { held, release }
 }
