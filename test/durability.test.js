@@ -269,6 +269,39 @@ describe('durability: nothing acknowledged is lost', () => {
     }
   })
 
+  it('compacts nothing from a copy whose write failed while its compaction waited its turn', async (t) => {
+    const { tandem, store, compact } = await compactingServer(t, 'compact-after-failure', 3)
+    const { held, release } = gate()
+    /** @type {string[]} */
+    const started = []
+    store.compact = async (docId, makeSnapshot) => {
+      started.push(docId)
+      if (started.length === 1) await held
+      return compact(docId, makeSnapshot)
+    }
+    const alice = new TestEditor(tandem.url)
+    t.after(() => alice.close())
+    const first = await createSession(tandem.url)
+    const second = await createSession(tandem.url)
+    for (const session of [first, second]) {
+      await alice.join(session.id)
+      for (let i = 0; i < 3; i++) assert.deepEqual(await alice.insert(session.id, 0, 'ab'), { ok: true })
+    }
+    assert.deepEqual(started, [first.id], 'the second document\'s compaction waits its turn')
+    // The second document's next write fails: its copy holds an update storage does not.
+    const copy = tandem.server.registry.get(second.id)
+    const append = store.append.bind(store)
+    store.append = (docId, updates) => docId === second.id ? Promise.reject(new Error('write refused')) : append(docId, updates)
+    const refused = await alice.insert(second.id, 0, 'lost;')
+    assert.equal(refused.ok, false)
+    store.append = append
+    release()
+    // Its turn in the queue has come once the copy has settled.
+    await copy?.settled()
+    assert.deepEqual(started, [first.id], 'the untrusted copy was not compacted')
+    assert.equal(await contentOf(tandem.url, second.id), 'ababab')
+  })
+
   it('keeps the entries a compaction does not cover: those moved to LevelDB after it began', async (t) => {
     const tandem = await startServer({ dataDir: `${data.dir}/compact-covers` })
     t.after(() => tandem.close())

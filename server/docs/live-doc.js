@@ -85,6 +85,8 @@ export class LiveDoc {
   bytes = 0
   /** @type {unknown} the write failure that ended this copy, or null */
   failed = null
+  /** The copy may hold what storage does not (a failed write, an update failed halfway): nothing is compacted from it. */
+  #untrusted = false
   /** @type {Map<string, string>} this process's own writes in a shared log: position before → last entry */
   #ownSpans = new Map()
   #ydoc
@@ -209,7 +211,7 @@ export class LiveDoc {
     } catch (err) {
       this.logger.warn({ err }, 'update failed to apply; reloading the document')
       taken.forEach((entry, i) => entry.reject(i === applying ? new AppError('INVALID_UPDATE', 'update could not be applied') : err))
-      this.onUntrusted(this.id)
+      this.#distrust()
       return
     }
     try {
@@ -250,7 +252,7 @@ export class LiveDoc {
     this.applyTaken()
     return this.#exclusive(async () => {
       await this.#compacting
-      if (this.#storedUpdates > 1 && !this.failed) await this.#compact()
+      if (this.#storedUpdates > 1 && !this.#untrusted) await this.#compact()
     })
   }
 
@@ -336,6 +338,12 @@ export class LiveDoc {
     }
   }
 
+  /** Nothing more is compacted from this copy, and the registry reloads the document from storage. */
+  #distrust () {
+    this.#untrusted = true
+    this.onUntrusted(this.id)
+  }
+
   async #writeQueued () {
     const batch = this.#queue.splice(0)
     if (this.failed) {
@@ -349,7 +357,7 @@ export class LiveDoc {
       this.failed = err
       // Updates queued meanwhile build on the refused ones: they are refused too.
       for (const entry of [...batch, ...this.#queue.splice(0)]) entry.reject(err)
-      this.onUntrusted(this.id)
+      this.#distrust()
       return
     }
     this.#storedUpdates = stored.logLength ?? this.#storedUpdates + batch.length
@@ -357,8 +365,8 @@ export class LiveDoc {
     for (const entry of batch) entry.resolve()
     if (this.#compactionDue() && !this.#compacting) {
       // The updates are already durable in the log; a failed compaction only postpones the next one.
-      // A copy whose write failed meanwhile is compacted no more (see the class).
-      this.#compacting = this.compactions.run(async () => { if (!this.failed) await this.#compact() })
+      // It waits its turn; a copy no longer trusted by then is compacted no more (see the class).
+      this.#compacting = this.compactions.run(async () => { if (!this.#untrusted) await this.#compact() })
         .catch(err => this.logger.warn({ err }, 'compaction failed'))
         .finally(() => { this.#compacting = null })
     }
