@@ -7,8 +7,10 @@
 // Values decode as notepack.io (the codec of socket.io-msgpack-parser) decodes them, so any client of
 // that parser reads and is read the same: bin as a view of the frame's bytes, ext type 0 as an
 // ArrayBuffer, fixext 1 of type 0 as undefined, timestamps as Dates, other exts as [type, bytes],
-// maps as objects whose keys are assigned in order (a `__proto__` key sets the prototype, which the
-// payload checks then refuse).
+// maps as objects whose keys are assigned in order. Unlike notepack.io, a map key must be a string or
+// an integer, and a `__proto__` key is an own field, never the prototype: any other key would be
+// turned into a property name by code the message chooses (a map key `{__proto__: [], length: n}`
+// runs Array.prototype.join over n elements before a single check sees the packet).
 //
 // One pass, for speed as much as for safety: it runs on every message a client sends. Short ASCII
 // strings, the keys and event names that every packet repeats, come from a small cache rather than
@@ -242,11 +244,22 @@ function readArray (count, depth) {
 function readMap (count, depth) {
   need(2 * count) // each entry takes at least two bytes
   if (count > 0 && depth >= MAX_MESSAGE_DEPTH) throw new Error('message nested too deep')
-  /** @type {any} */
+  /** @type {Record<string | number, unknown>} */
   const map = {}
   for (let i = 0; i < count; i++) {
-    const key = readValue(depth + 1)
-    map[/** @type {any} */ (key)] = readValue(depth + 1)
+    // Refused by its first byte, so no value of another kind is ever decoded as a key.
+    if (offset < end && !isKeyByte(bytes[offset])) throw new Error('map key is not a string or an integer')
+    const key = /** @type {string | number} */ (readValue(depth + 1))
+    const value = readValue(depth + 1)
+    if (key === '__proto__') Object.defineProperty(map, key, { value, enumerable: true, writable: true, configurable: true })
+    else map[key] = value
   }
   return map
+}
+
+/** Whether a value starting with this byte is a string or an integer. @param {number} prefix */
+function isKeyByte (prefix) {
+  return prefix < 0x80 || prefix >= 0xe0 || // fixints
+    (prefix >= 0xa0 && prefix < 0xc0) || (prefix >= 0xd9 && prefix <= 0xdb) || // strings
+    (prefix >= 0xcc && prefix <= 0xd3) // uint and int of 8 to 64 bits
 }

@@ -112,7 +112,7 @@ function bytesOf (frame) {
 }
 
 /**
- * An object literal's shape: a decoded map with a `__proto__` key has another prototype.
+ * An object literal's shape: checked exactly, so that no value with another prototype passes for one.
  * @param {unknown} value
  */
 function isPlainObject (value) {

@@ -5,7 +5,6 @@ import helmet from 'helmet'
 import { createAudit } from './audit.js'
 import { Access } from './auth/access.js'
 import { apiGuards } from './auth/api-key.js'
-import { SAME_ORIGIN } from './config.js'
 import { DocRegistry } from './docs/doc-registry.js'
 import { errorHandler, notFound } from './http/error-handler.js'
 import { clientIpOf } from './http/client-ip.js'
@@ -53,8 +52,9 @@ export async function createServer (config, deps = {}) {
   const storageHealth = new StorageHealth(logger, metrics.storageErrors)
   const backend = await openBackend(config, logger, storageHealth)
   const corsOrigin = allowedOrigins(config.corsOrigin)
-  // The development default (auth off, loopback, same-origin) answers only to this machine's names.
-  const localOnly = !config.authSecret && isLoopback(config.host) && corsOrigin === SAME_ORIGIN
+  // Auth off on a loopback address answers only to this machine's names, whatever CORS_ORIGIN says:
+  // a page on a rebound name is same-origin to the browser, so no CORS setting refuses its requests.
+  const localOnly = !config.authSecret && isLoopback(config.host)
 
   const app = express()
   const httpServer = http.createServer(app)

@@ -60,9 +60,9 @@ function hostOf (origin) {
 
 /**
  * Whether a request may name this `Host`. A server on a loopback address with auth off answers only
- * to this machine's names: a page on another site can point its own name at 127.0.0.1 (DNS
- * rebinding), and its requests are then same-origin in the browser's eyes. Non-browser clients
- * and this server's own pages name localhost or the address itself.
+ * to this machine's names, whatever `CORS_ORIGIN` allows: a page on another site can point its own
+ * name at 127.0.0.1 (DNS rebinding), and its requests are then same-origin in the browser's eyes.
+ * Non-browser clients and this server's own pages name localhost or the address itself.
  * @param {boolean} localOnly
  * @param {string | undefined} host the request's `Host` header
  */
@@ -87,6 +87,6 @@ export function isLoopback (host) {
 export function localHostOnly (localOnly) {
   return (req, res, next) => {
     if (hostAllowed(localOnly, req.get('host'))) return next()
-    next(new AppError('FORBIDDEN', 'this server answers only to localhost: it listens on a loopback address with auth off (set AUTH_SECRET, HOST or CORS_ORIGIN to serve other names)'))
+    next(new AppError('FORBIDDEN', 'this server answers only to localhost: it listens on a loopback address with auth off (set AUTH_SECRET or HOST to serve other names)'))
   }
 }

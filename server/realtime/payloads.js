@@ -64,10 +64,9 @@ function describeValue (value) {
   return 'a value of another kind'
 }
 
-// A MessagePack map with a `__proto__` key decodes to an object whose prototype is whatever that key
-// held: `{ __proto__: <bin> }` passes `instanceof Uint8Array` yet throws on `.byteLength`, and
-// `{ __proto__: { doc } }` carries an inherited `doc`. So types are checked exactly: own fields of a
-// plain object, and real byte arrays.
+// Types are checked exactly, own fields of a plain object and real byte arrays: a value whose
+// prototype was set by a decoder (`{ __proto__: <bin> }` passes `instanceof Uint8Array` yet throws on
+// `.byteLength`) must not pass, whichever parser decoded it.
 
 /** @param {unknown} value @returns {value is Record<string, unknown>} */
 function isPlainObject (value) {
