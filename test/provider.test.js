@@ -480,6 +480,31 @@ describe('SocketIOProvider against limits and auth', () => {
     alice.destroy()
   })
 
+  it('backs off, with jitter, rejoining a document it cannot get in sync, instead of rejoining in a loop', async (t) => {
+    // No join limit: it alone would space the joins out.
+    const server = await startServer({ joinsPerMinute: 0 })
+    t.after(() => server.close())
+    const { id } = await createSession(server.url)
+    const alice = openDoc(server.url, id, { missingGraceMs: 20, retryDelayMs: 100, maxRetryDelayMs: 1000, connect: false })
+    t.after(() => alice.destroy())
+    // A received update that builds on one nobody has: no join can bring what it lacks.
+    const orphan = new Y.Doc()
+    /** @type {Uint8Array[]} */
+    const updates = []
+    orphan.on('update', (/** @type {Uint8Array} */ update) => updates.push(update))
+    orphan.getText(TEXT_NAME).insert(0, 'a')
+    orphan.getText(TEXT_NAME).insert(1, 'b')
+    Y.applyUpdate(alice.ydoc, updates[1], alice.provider)
+    let joins = 0
+    alice.provider.socket.onAnyOutgoing(event => { if (event === EVENTS.JOIN) joins++ })
+    alice.provider.connect()
+    await new Promise(resolve => setTimeout(resolve, 3000))
+    // Every 20 ms without a backoff; from 100 ms doubling to 1 s, a handful.
+    t.diagnostic(`${joins} joins in 3 s`)
+    assert.ok(joins >= 3 && joins <= 10, `${joins} joins in 3 s`)
+    assert.equal(alice.provider.synced, false)
+  })
+
   it('joins as a viewer: reads everything and sends no document update, so nothing is refused', async () => {
     const id = await newSession()
     const alice = openDoc(tandem.url, id, { token: (await tokenFor(id, 'alice', 'editor')).token })

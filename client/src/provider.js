@@ -78,6 +78,8 @@ export class SocketIOProvider extends ObservableV2 {
   /** @type {ReturnType<typeof setTimeout> | undefined} */
   #retryTimer
   #retryAttempt = 0
+  /** rejoins for being out of sync since the server last took an update or a join left it in sync */
+  #resyncs = 0
   /** @type {ReturnType<typeof setTimeout> | undefined} */
   #missingTimer
   /** the transport is open and the server has not yet accepted the socket (see #onTransportClose) */
@@ -284,6 +286,7 @@ export class SocketIOProvider extends ObservableV2 {
     }
     this.#awarenessSync.joined(new Uint8Array(reply.awareness))
     this.#setSynced(!holdsMissing(this.doc))
+    if (this.#synced && this.#pending.size === 0) this.#resyncs = 0
     this.#setStatus(STATUS.CONNECTED)
     this.#watchMissing()
   }
@@ -300,7 +303,7 @@ export class SocketIOProvider extends ObservableV2 {
       this.#missingTimer = undefined
       if (this.#membership !== JOINED || !holdsMissing(this.doc)) return
       this.#setSynced(false)
-      this.#rejoin(this.#retryAttempt > 0)
+      this.#resync()
     }, this.options.missingGraceMs)
   }
 
@@ -313,6 +316,7 @@ export class SocketIOProvider extends ObservableV2 {
     const reply = await this.#request(EVENTS.UPDATE, { doc: this.docId, update })
     if (reply?.ok) {
       if (this.#pending.delete(update)) this.#countChanged()
+      this.#resyncs = 0
       // An ACK for an update sent before the block says nothing about the refused one.
       if (!probe && this.#blockedBy) return
       this.#retryAttempt = 0
@@ -328,10 +332,13 @@ export class SocketIOProvider extends ObservableV2 {
       // An update sent before the block builds on the refused one; the probe carries it later.
       // A probe itself out of sync needs a rejoin, after the backoff: each would meet the same refusal.
       if (probe) this.#rejoin(true)
-    } else if (code === 'NOT_JOINED' || code === 'OUT_OF_SYNC') {
-      // Not a verdict on the update: the server no longer counts this socket as joined, or lacks
-      // what the update builds on. Rejoin, which sends the whole difference.
+    } else if (code === 'NOT_JOINED') {
+      // Not a verdict on the update: the server no longer counts this socket as joined. Rejoin,
+      // which sends the whole difference.
       this.#rejoin(false)
+    } else if (code === 'OUT_OF_SYNC') {
+      // The server lacks what the update builds on: the rejoin sends the whole difference.
+      this.#resync()
     } else {
       const refusal = this.#refused(EVENTS.UPDATE, reply.error)
       if (refusal.retry) {
@@ -381,6 +388,26 @@ export class SocketIOProvider extends ObservableV2 {
     }
     this.#setStatus(STATUS.CONNECTING)
     this.#retryLater(() => this.#join())
+  }
+
+  /**
+   * Rejoins to get back in sync: at once the first time, then after a growing, jittered wait until
+   * the server takes an update or a join leaves the document in sync, so that a document the server
+   * cannot bring in sync costs it a few joins, not a loop.
+   */
+  #resync () {
+    const attempt = this.#resyncs++
+    if (attempt === 0) {
+      this.#rejoin(false)
+      return
+    }
+    this.#endMembership()
+    this.#setStatus(STATUS.CONNECTING)
+    const delay = backoffDelay(attempt - 1, { minMs: this.options.retryDelayMs, maxMs: this.options.maxRetryDelayMs })
+    this.#retryTimer = setTimeout(() => {
+      this.#retryTimer = undefined
+      this.#join()
+    }, delay)
   }
 
   /**

@@ -2,6 +2,7 @@ import * as Y from 'yjs'
 import { AppError } from '../errors.js'
 import { CompactionQueue } from './compaction-queue.js'
 import { LiveDoc, STORE_ORIGIN } from './live-doc.js'
+import { checkStoredShape, hasPending } from './update-shape.js'
 
 /** How long a deleted document's id is remembered, in ms: far longer than any load or join takes. */
 const DELETED_KEPT_MS = 60 * 60 * 1000
@@ -30,7 +31,7 @@ export class DocRegistry {
   /**
    * @param {object} deps
    * @param {import('../storage/doc-store.js').DocStore} deps.store
-   * @param {{ docIdleMs: number, compactAfterUpdates: number, maxDocBytes: number }} deps.config
+   * @param {{ docIdleMs: number, compactAfterUpdates: number, maxDocBytes: number, maxDocStructs: number }} deps.config
    * @param {import('pino').Logger} deps.logger
    * @param {import('../metrics.js').Metrics} deps.metrics
    * @param {import('../storage/redis-doc-feed.js').RedisDocFeed} [deps.feed] how processes sharing the store
@@ -187,14 +188,21 @@ export class DocRegistry {
       // Subscribed before the read: a write stored after it arrives as a message.
       await this.feed?.subscribe(id)
       stored = await this.store.load(id)
+      checkStoredShape(stored.updates, this.config.maxDocStructs)
       // One transaction over the stored updates: 10,000 keystrokes load in ~50 ms this way, while
       // Y.mergeUpdates on the same log takes over a second.
       Y.transact(ydoc, () => {
         for (const update of stored.updates) Y.applyUpdate(ydoc, update, STORE_ORIGIN)
       }, STORE_ORIGIN)
+      // Served, a document missing what its updates build on would show a text nobody wrote.
+      if (hasPending(ydoc)) throw new Error('the stored updates build on structs storage does not hold')
     } catch (err) {
       ydoc.destroy()
       this.feed?.unsubscribe(id)
+      if (err instanceof AppError && err.code === 'TOO_LARGE') {
+        this.logger.error({ err: err.message, doc: id }, 'document refused on load')
+        throw err
+      }
       // A store that is known to be down says so itself, once per interval (storage-health.js).
       if (err instanceof AppError && err.code === 'UNAVAILABLE') this.logger.debug({ err: err.message, doc: id }, 'document failed to load')
       else this.logger.error({ err, doc: id }, 'document failed to load')

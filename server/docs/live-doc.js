@@ -2,6 +2,7 @@ import * as Y from 'yjs'
 import { AppError } from '../errors.js'
 import { AwarenessStates } from './awareness-states.js'
 import { compareIds } from '../storage/stream-ids.js'
+import { hasPending } from './update-shape.js'
 
 /** Received writes a copy holds before it applies them anyway. */
 const MAX_RECEIVED = 32
@@ -206,7 +207,11 @@ export class LiveDoc {
     let applying = 0
     try {
       Y.transact(this.#ydoc, () => {
-        for (; applying < taken.length; applying++) Y.applyUpdate(this.#ydoc, taken[applying].update, taken[applying].sender)
+        for (; applying < taken.length; applying++) {
+          Y.applyUpdate(this.#ydoc, taken[applying].update, taken[applying].sender)
+          // The check lets none through; one that did would be stored and pending for good.
+          if (hasPending(this.#ydoc)) throw new Error('an update was left pending')
+        }
       })
     } catch (err) {
       this.logger.warn({ err }, 'update failed to apply; reloading the document')

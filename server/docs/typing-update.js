@@ -25,7 +25,7 @@ const CONTENT_REF = 0x1f
  * @param {Uint8Array} update
  * @param {Y.Doc} ydoc
  * @param {ReadonlySet<string>} rootTypes
- * @returns {{ added: number, ranges: number, clients: number } | null}
+ * @returns {{ added: number, ranges: number, clients: number, values: number } | null}
  */
 export function readTyping (update, ydoc, rootTypes) {
   try {
@@ -90,7 +90,7 @@ function read (decoder, ydoc, rootTypes) {
     ranges += count
   }
   // A new client: the document holds nothing of it (its state is 0), and the update gives it structs.
-  return { added, ranges, clients: have === 0 && end > 0 ? 1 : 0 }
+  return { added, ranges, clients: have === 0 && end > 0 ? 1 : 0, values: 0 }
 }
 
 /**

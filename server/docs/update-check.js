@@ -1,6 +1,7 @@
 import * as Y from 'yjs'
 import { AppError } from '../errors.js'
 import { readTyping } from './typing-update.js'
+import { readShape } from './update-shape.js'
 import { checkReferences, outOfSync } from './update-graph.js'
 
 /**
@@ -35,12 +36,12 @@ const rootSets = new WeakMap()
  * @returns {Additions}
  */
 export function checkUpdate (update, ydoc, limits, unapplied = NOTHING) {
-  const { added, ranges, clients } = readTyping(update, ydoc, rootSetOf(limits.rootTypes)) ?? checkInFull(update, ydoc, limits)
+  const { added, ranges, clients, values } = readTyping(update, ydoc, rootSetOf(limits.rootTypes)) ?? checkInFull(update, ydoc, limits)
   // The most the document can grow by: each new struct, and the items it cuts in two where its
   // origin and right origin fall inside them; each deleted range cuts at most the two items at its
   // ends. Deletions alone grow it too: a range every other character turns one item of a long run
-  // into as many as it has characters.
-  const structs = 3 * added + 2 * ranges
+  // into as many as it has characters. A value of other content costs about what a struct does.
+  const structs = 3 * added + 2 * ranges + values
   if (structs > 0 && structCount(ydoc) + unapplied.structs + structs > limits.maxDocStructs) {
     throw new AppError('TOO_LARGE', `the document would hold more than ${limits.maxDocStructs} structs`)
   }
@@ -61,19 +62,25 @@ export function checkUpdate (update, ydoc, limits, unapplied = NOTHING) {
  * right origin, parent) at items it lacks, or delete clocks it lacks, would not be integrated: Yjs
  * would hold it as pending, in memory and in the stored log, and merge the pending part again on
  * every later update, for as long as the missing part never comes. It is refused as OUT_OF_SYNC
- * instead; an honest client rejoins and sends the whole difference.
+ * instead; an honest client rejoins and sends the whole difference. So is one that names a client
+ * in two sections: Yjs keeps only the last, and what follows the dropped one would stay pending.
  * @param {Uint8Array} update
  * @param {Y.Doc} ydoc
  * @param {DocLimits} limits
- * @returns {{ added: number, ranges: number, clients: number }}
+ * @returns {{ added: number, ranges: number, clients: number, values: number }}
  */
 export function checkInFull (update, ydoc, { maxTypeDepth, rootTypes }) {
-  let structs, ds
+  let structs, ds, shape
   try {
+    shape = readShape(update);
     ({ structs, ds } = Y.decodeUpdate(update))
   } catch {
     throw new AppError('INVALID_UPDATE', 'update is not a valid Yjs update')
   }
+  if (new Set(shape.sectionClients).size !== shape.sectionClients.length) {
+    throw new AppError('INVALID_UPDATE', 'update is not valid: a client appears in more than one section')
+  }
+  if (shape.subdocuments > 0) throw new AppError('INVALID_UPDATE', 'update is not valid: subdocuments are not supported')
   // What the document will hold of each client once this update is in (its structs are grouped by
   // client in ascending clock order).
   /** @type {Map<number, number>} */
@@ -99,7 +106,7 @@ export function checkInFull (update, ydoc, { maxTypeDepth, rootTypes }) {
   }
   // An update that could never be integrated is INVALID_UPDATE whatever its size.
   checkReferences(structs, ydoc, { rootTypes: rootSetOf(rootTypes), maxTypeDepth })
-  return { added, ranges, clients }
+  return { added, ranges, clients, values: shape.values }
 }
 
 /** Structs the document holds now (adjacent ones Yjs merged count once). @param {Y.Doc} ydoc */
