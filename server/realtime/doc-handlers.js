@@ -126,8 +126,12 @@ export function docHandlers (ctx) {
     const { socket } = connection
     const docId = docIdOf(payload)
     const sv = payload.sv === undefined ? undefined : binaryOf(payload, 'sv', config.maxUpdateBytes)
-    if (sv) checkStateVector(sv)
+    // Limited and counted before anything is decoded or looked up, refused or not.
     await ctx.limits.joins.take(connection.ip)
+    if (sv) {
+      connection.rates.bytes.take(sv.byteLength)
+      checkStateVector(sv, config.maxDocClients)
+    }
     const { doc, editors, role } = await connection.joiner.join(docId, payload.token ?? socket.handshake.auth?.token)
     // A reply holds the whole document: a client that asks for it again and again without reading
     // what it is sent would have the server queue copies faster than the timer of slow consumers

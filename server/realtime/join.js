@@ -1,3 +1,4 @@
+import * as decoding from 'lib0/decoding'
 import * as Y from 'yjs'
 import { AppError } from '../errors.js'
 import { CLOSE_REASONS } from '../../isomorphic/events.js'
@@ -161,11 +162,20 @@ export class Joiner {
   }
 }
 
-/** @param {Uint8Array} sv */
-export function checkStateVector (sv) {
+/**
+ * Refuses bytes that are not a state vector, and one of more clients than a document may hold,
+ * from its first number, before decoding the rest.
+ * @param {Uint8Array} sv
+ * @param {number} maxDocClients
+ */
+export function checkStateVector (sv, maxDocClients) {
   try {
+    if (decoding.readVarUint(decoding.createDecoder(sv)) > maxDocClients) {
+      throw new AppError('BAD_REQUEST', `\`sv\` names more than ${maxDocClients} clients, more than a document may hold`)
+    }
     Y.decodeStateVector(sv)
-  } catch {
+  } catch (err) {
+    if (err instanceof AppError) throw err
     throw new AppError('BAD_REQUEST', '`sv` is not a Yjs state vector')
   }
 }
