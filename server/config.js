@@ -19,8 +19,8 @@ export const SAME_ORIGIN = 'same-origin'
  * @property {number} maxUpdateBytes largest Yjs update accepted, in bytes. Default 1 MiB.
  * @property {number} maxBodyBytes largest REST request body, in bytes. Default 2 MiB.
  * @property {number} maxDocsPerSocket documents one connection may hold open at once. Default 20.
- * @property {number} maxConnectionsPerUser connections one user (every token of that user) may join one
- *   document with, per process (0 = no limit; auth off has no users to count). Default 3.
+ * @property {number} maxConnectionsPerUser connections one user (every token of that user, either role) may
+ *   join one document with, over every process (0 = no limit; auth off has no users to count). Default 3.
  * @property {number} defaultMaxEditors `maxEditors` of a session created without one. Default 50.
  * @property {number} docIdleMs how long a document with no editors stays loaded, in ms. Default 30000.
  * @property {number} compactAfterUpdates stored updates after which a document's log is compacted, once they
@@ -86,6 +86,10 @@ export const SAME_ORIGIN = 'same-origin'
  *   in bytes of JSON. Default 4096.
  * @property {number} maxAwarenessBytes awareness states one document holds in all, in bytes of JSON.
  *   Default 524288.
+ * @property {number} maxAwarenessBytesPerUser awareness states of one user (with auth off, one connection) in
+ *   one document, in bytes of JSON (0 = no limit). Default 16384.
+ * @property {number} maxAwarenessIdsPerUser awareness client ids one user holds in one document: live, or
+ *   released within `awarenessIdHoldMs`. Default 64.
  * @property {number} awarenessIdHoldMs how long an awareness client id stays bound to the user who
  *   released it (left, or cleared its state), so another user cannot take a departed editor's cursor
  *   over, in ms. Default 300000.
@@ -145,6 +149,8 @@ const OPTIONS = {
   awarenessIntervalMs: { env: 'AWARENESS_INTERVAL_MS', default: '50', parse: integer(0, 10000) },
   maxAwarenessStateBytes: { env: 'MAX_AWARENESS_STATE_BYTES', default: '4096', parse: integer(256, MiB) },
   maxAwarenessBytes: { env: 'MAX_AWARENESS_BYTES', default: String(512 * 1024), parse: integer(1024, 1024 * MiB) },
+  maxAwarenessBytesPerUser: { env: 'MAX_AWARENESS_BYTES_PER_USER', default: '16384', parse: integer(0, 1024 * MiB) },
+  maxAwarenessIdsPerUser: { env: 'MAX_AWARENESS_IDS_PER_USER', default: '64', parse: integer(1, 1e6) },
   awarenessIdHoldMs: { env: 'AWARENESS_ID_HOLD_MS', default: '300000', parse: integer(0, 24 * 3600 * 1000) },
   fanOutSpacing: { env: 'FANOUT_SPACING', default: '3', parse: integer(0, 100) },
   maxBufferedBytes: { env: 'MAX_BUFFERED_BYTES', default: String(16 * MiB), parse: integer(64 * 1024, 1024 * MiB) }
@@ -213,6 +219,9 @@ export function loadConfig (env, overrides = {}) {
   }
   if (config.maxAwarenessStateBytes > config.maxAwarenessBytes) {
     throw new ConfigError('MAX_AWARENESS_STATE_BYTES must not exceed MAX_AWARENESS_BYTES: one state must fit')
+  }
+  if (config.maxAwarenessBytesPerUser !== 0 && config.maxAwarenessStateBytes > config.maxAwarenessBytesPerUser) {
+    throw new ConfigError('MAX_AWARENESS_STATE_BYTES must not exceed MAX_AWARENESS_BYTES_PER_USER, or that be 0: one state must fit')
   }
   if (cluster && config.redisAdapter === 'classic') {
     throw new ConfigError('REDIS_ADAPTER=classic does not work on a Redis Cluster; use sharded')

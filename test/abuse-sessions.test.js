@@ -10,8 +10,8 @@ import { guardRemoteUsers, safeColor } from '../client/src/page/user.js'
 import { createServer } from '../server/app.js'
 import { TokenIssuer } from '../server/auth/tokens.js'
 import { loadConfig } from '../server/config.js'
-import { CLOSE_REASONS, EVENTS } from '../isomorphic/events.js'
-import { TestEditor, awarenessUpdate, awarenessUpdates } from './helpers/editor.js'
+import { CLOSE_REASONS, EVENTS, TEXT_NAME } from '../isomorphic/events.js'
+import { TestEditor, awarenessUpdate, awarenessUpdates, cursorIn } from './helpers/editor.js'
 import { eventually } from './helpers/eventually.js'
 import { deferrals } from './helpers/processes.js'
 import { api, createSession, startServer, tempDataDir } from './helpers/server.js'
@@ -79,7 +79,7 @@ describe('abusive clients of a server with auth on', { timeout: 60000 }, () => {
     const joined = await joiner.join(id)
     assert.deepEqual(awarenessClientsOf(joined.awareness), [], 'a joiner is sent no state')
     assert.ok(joined.awareness.byteLength < 16)
-    const cursor = await sendAwareness(viewer, id, awarenessUpdate(501, 2, { user: { name: 'v', color: '#268bd2' }, cursor: { anchor: 1, head: 4 } }))
+    const cursor = await sendAwareness(viewer, id, awarenessUpdate(501, 2, { user: { name: 'v', color: '#268bd2' }, cursor: cursorIn(viewer.ydoc(id), 1, 4) }))
     assert.deepEqual(cursor, { ok: true }, 'a cursor-sized state is accepted')
   })
 
@@ -166,6 +166,23 @@ describe('abusive clients of a server with auth on', { timeout: 60000 }, () => {
     assert.deepEqual(await owner.insert(id, 0, 'mine'), { ok: true })
   })
 
+  it('lets an editor join a session of maxEditors 3 that three viewer users have joined: viewers take no editor seat', async () => {
+    const id = await newSession({ maxEditors: 3 })
+    for (const user of ['vera', 'vince', 'viola']) {
+      const watching = await editorWith((await mint(id, user, 'viewer')).token).join(id)
+      assert.equal(watching.ok, true, JSON.stringify(watching))
+    }
+    const owner = editorWith((await mint(id, 'olive', 'editor')).token)
+    const joined = await owner.join(id)
+    assert.equal(joined.ok, true, JSON.stringify(joined))
+    assert.equal(joined.editors, 1, 'viewers are not editors')
+    assert.deepEqual(await owner.insert(id, 0, 'mine'), { ok: true })
+    for (const user of ['alice', 'bob']) assert.equal((await editorWith((await mint(id, user, 'editor')).token).join(id)).ok, true)
+    const fourth = await editorWith((await mint(id, 'carol', 'editor')).token).join(id)
+    assert.equal(fourth.error?.code, 'ROOM_FULL', 'editors are still bounded by maxEditors')
+    assert.equal((await api(tandem.url, `/api/sessions/${id}`, { headers: KEY })).body.editors, 3)
+  })
+
   it('keeps a departed editor\'s awareness client id bound to that editor for AWARENESS_ID_HOLD_MS', async () => {
     const id = await newSession()
     const aliceToken = (await mint(id, 'alice', 'editor')).token
@@ -205,13 +222,15 @@ describe('abusive clients of a server with auth on', { timeout: 60000 }, () => {
 describe('abusive clients of a server with auth off', { timeout: 60000 }, () => {
   it('refuses awareness past MAX_AWARENESS_BYTES per document with TOO_LARGE, and holds nothing of it', async (t) => {
     const defer = deferrals(t)
-    const tandem = await startServer({ ...NO_IP_LIMITS, maxAwarenessStateBytes: 4096, maxAwarenessBytes: 8192 })
+    const tandem = await startServer({ ...NO_IP_LIMITS, maxAwarenessStateBytes: 1024, maxAwarenessBytes: 2048 })
     defer(() => tandem.close())
     const { id } = await createSession(tandem.url)
     const flooder = new TestEditor(tandem.url)
     defer(() => flooder.close())
     await flooder.join(id)
-    const state = (/** @type {number} */ n) => ({ user: { name: `f${n}` }, pad: 'x'.repeat(3000) })
+    // ~0.8 KB that the server keeps whole: a long name, and positions of the largest numbers.
+    const far = { type: { client: Number.MAX_SAFE_INTEGER, clock: Number.MAX_SAFE_INTEGER }, tname: TEXT_NAME, item: { client: Number.MAX_SAFE_INTEGER, clock: Number.MAX_SAFE_INTEGER }, assoc: 0 }
+    const state = (/** @type {number} */ n) => ({ user: { name: `f${n}${'字'.repeat(60)}` }, cursor: { anchor: far, head: far }, selection: { anchor: far, head: far } })
     assert.deepEqual(await flooder.request(EVENTS.AWARENESS, { doc: id, update: awarenessUpdates([[1, 1, state(1)], [2, 1, state(2)]]) }), { ok: true })
     const third = await flooder.request(EVENTS.AWARENESS, { doc: id, update: awarenessUpdate(3, 1, state(3)) })
     assert.equal(third.error?.code, 'TOO_LARGE', JSON.stringify(third))
@@ -219,7 +238,7 @@ describe('abusive clients of a server with auth off', { timeout: 60000 }, () => 
     defer(() => joiner.close())
     const joined = await joiner.join(id)
     assert.deepEqual(awarenessClientsOf(joined.awareness).sort(), [1, 2])
-    assert.ok(joined.awareness.byteLength <= 8192 + 64)
+    assert.ok(joined.awareness.byteLength <= 2048 + 64)
     // Freeing space makes room again.
     assert.deepEqual(await flooder.request(EVENTS.AWARENESS, { doc: id, update: awarenessUpdate(1, 2, null) }), { ok: true })
     assert.deepEqual(await flooder.request(EVENTS.AWARENESS, { doc: id, update: awarenessUpdate(3, 1, state(3)) }), { ok: true })

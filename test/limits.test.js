@@ -143,12 +143,12 @@ describe('per-connection limits', () => {
     await bob.join(id)
     const replies = []
     for (let clock = 1; clock <= 6; clock++) {
-      replies.push(await alice.request(EVENTS.AWARENESS, { doc: id, update: awarenessUpdate(5, clock, { cursor: clock }) }))
+      replies.push(await alice.request(EVENTS.AWARENESS, { doc: id, update: awarenessUpdate(5, clock, { user: { name: `move ${clock}` } }) }))
     }
     assert.deepEqual(replies.map(r => r.ok ? 'ok' : r.error.code), ['ok', 'ok', 'ok', 'RATE_LIMITED', 'RATE_LIMITED', 'RATE_LIMITED'])
     // A marker relayed after the refused ones: once Bob has it, anything relayed before it is there too.
     clock.advance(1000)
-    assert.deepEqual(await alice.request(EVENTS.AWARENESS, { doc: id, update: awarenessUpdate(5, 7, { cursor: 'marker' }) }), { ok: true })
+    assert.deepEqual(await alice.request(EVENTS.AWARENESS, { doc: id, update: awarenessUpdate(5, 7, { user: { name: 'marker' } }) }), { ok: true })
     const awareness = () => bob.received.filter(r => r.event === EVENTS.AWARENESS)
     await eventually(() => awareness().length >= 4, { what: 'the marker relayed' })
     assert.equal(awareness().length, 4, 'the three accepted, then the marker')
@@ -245,7 +245,7 @@ function stopReading (editor) {
 describe('a client that stops reading', () => {
   it('is dropped once the server has queued MAX_BUFFERED_BYTES for it; the others never wait', async (t) => {
     const MiB = 1024 * 1024
-    const tandem = await startServer({ maxBufferedBytes: MiB, maxUpdateBytes: 512 * 1024, awarenessPerSecond: 0, awarenessIntervalMs: 0, bytesPerSecond: 0, maxAwarenessStateBytes: 512 * 1024, maxAwarenessBytes: MiB })
+    const tandem = await startServer({ maxBufferedBytes: MiB, maxUpdateBytes: 512 * 1024, awarenessPerSecond: 0, awarenessIntervalMs: 0, bytesPerSecond: 0 })
     const { id } = await createSession(tandem.url)
     const [alice, bob, slow] = [new TestEditor(tandem.url), new TestEditor(tandem.url), new TestEditor(tandem.url)]
     for (const e of [alice, bob, slow]) await e.join(id)
@@ -254,11 +254,15 @@ describe('a client that stops reading', () => {
     stopReading(slow)
 
     const paused = performance.now()
-    const cursor = 'x'.repeat(256 * 1024)
-    const sent = 100 // 25 MiB to each reader
+    // The most awareness one message may carry: a connection's every client, each with the largest
+    // state that passes the checks (a long name, positions of the largest numbers).
+    const far = { type: { client: Number.MAX_SAFE_INTEGER, clock: Number.MAX_SAFE_INTEGER }, tname: TEXT_NAME, item: { client: Number.MAX_SAFE_INTEGER, clock: Number.MAX_SAFE_INTEGER }, assoc: 0 }
+    const state = { user: { name: '字'.repeat(64) }, cursor: { anchor: far, head: far }, selection: { anchor: far, head: far } }
+    const clients = Array.from({ length: MAX_CLIENTS_PER_CONNECTION }, (_, i) => 21 + i)
+    const sent = 100 * Math.ceil(25 * MiB / (100 * clients.length * Buffer.byteLength(JSON.stringify(state)))) // 25 MiB to each reader
     for (let clock = 1; clock <= sent; clock++) {
-      alice.socket.emit(EVENTS.AWARENESS, { doc: id, update: awarenessUpdate(21, clock, { cursor }) })
-      if (clock % 10 === 0) await eventually(() => bob.received.filter(r => r.event === EVENTS.AWARENESS).length >= clock, { timeoutMs: 10000 })
+      alice.socket.emit(EVENTS.AWARENESS, { doc: id, update: awarenessUpdates(clients.map(c => [c, clock, state])) })
+      if (clock % 100 === 0) await eventually(() => bob.received.filter(r => r.event === EVENTS.AWARENESS).length >= clock, { timeoutMs: 10000 })
     }
     await eventually(() => tandem.server.registry.editorCount(id) === 2, { timeoutMs: 5000 })
     t.diagnostic(`dropped ${Math.round(performance.now() - paused)} ms after it stopped reading`)

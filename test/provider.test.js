@@ -5,7 +5,7 @@ import { SocketIOProvider } from '../client/src/provider.js'
 import * as Y from 'yjs'
 import { EVENTS, TEXT_NAME } from '../isomorphic/events.js'
 import { startChildServer } from './helpers/child-server.js'
-import { TestEditor } from './helpers/editor.js'
+import { TestEditor, cursorIn } from './helpers/editor.js'
 import { eventually } from './helpers/eventually.js'
 import { BASE, BASE_TEXT } from './helpers/poison-update.js'
 import { openDoc } from './helpers/provider.js'
@@ -139,8 +139,9 @@ describe('SocketIOProvider against a real server', () => {
     const bobId = bob.ydoc.clientID
     await eventually(() => bob.provider.awareness.getStates().get(aliceId)?.user?.name === 'Alice')
     await eventually(() => alice.provider.awareness.getStates().get(bobId)?.user?.name === 'Bob')
-    alice.provider.awareness.setLocalStateField('cursor', { anchor: 1, head: 3 })
-    await eventually(() => bob.provider.awareness.getStates().get(aliceId)?.cursor?.head === 3)
+    const cursor = cursorIn(alice.ydoc, 1, 3)
+    alice.provider.awareness.setLocalStateField('cursor', cursor)
+    await eventually(() => JSON.stringify(bob.provider.awareness.getStates().get(aliceId)?.cursor) === JSON.stringify(cursor))
 
     alice.provider.disconnect()
     await eventually(() => !bob.provider.awareness.getStates().has(aliceId))

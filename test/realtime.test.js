@@ -5,7 +5,7 @@ import pino from 'pino'
 import * as Y from 'yjs'
 import * as awarenessProtocol from 'y-protocols/awareness'
 import { EVENTS, TEXT_NAME } from '../isomorphic/events.js'
-import { TestEditor } from './helpers/editor.js'
+import { TestEditor, cursorIn } from './helpers/editor.js'
 import { eventually } from './helpers/eventually.js'
 import { missing } from './helpers/processes.js'
 import { startRedis } from './helpers/redis.js'
@@ -236,7 +236,7 @@ describe('realtime editing', () => {
     await bob.join(session.id)
     const aliceDoc = alice.ydoc(session.id)
     const aliceAwareness = new awarenessProtocol.Awareness(aliceDoc)
-    aliceAwareness.setLocalState({ user: { name: 'Alice', color: '#f00' }, cursor: { anchor: 3 } })
+    aliceAwareness.setLocalState({ user: { name: 'Alice', color: '#f00' }, cursor: cursorIn(aliceDoc, 3) })
     const update = awarenessProtocol.encodeAwarenessUpdate(aliceAwareness, [aliceDoc.clientID])
     alice.socket.emit(EVENTS.AWARENESS, { doc: session.id, update })
 
@@ -248,7 +248,7 @@ describe('realtime editing', () => {
     const reply = await carol.join(session.id)
     const carolAwareness = new awarenessProtocol.Awareness(new Y.Doc())
     awarenessProtocol.applyAwarenessUpdate(carolAwareness, new Uint8Array(reply.awareness), 'server')
-    assert.deepEqual(carolAwareness.getStates().get(aliceDoc.clientID)?.cursor, { anchor: 3 })
+    assert.deepEqual(carolAwareness.getStates().get(aliceDoc.clientID)?.cursor, cursorIn(aliceDoc, 3))
 
     alice.close()
     await eventually(() => !bobAwareness.getStates().has(aliceDoc.clientID))
@@ -367,8 +367,8 @@ describe('fan-out to a busy room', () => {
     for (const e of [alice, bob]) await e.join(id)
     const local = new awarenessProtocol.Awareness(new Y.Doc())
     const remote = new awarenessProtocol.Awareness(new Y.Doc())
-    const move = (/** @type {number} */ cursor) => {
-      local.setLocalStateField('cursor', cursor)
+    const move = (/** @type {number} */ n) => {
+      local.setLocalStateField('user', { name: `move ${n}` })
       alice.socket.emit(EVENTS.AWARENESS, { doc: id, update: awarenessProtocol.encodeAwarenessUpdate(local, [local.clientID]) })
     }
     /** @type {number[]} when each awareness message reached Bob */
@@ -378,13 +378,13 @@ describe('fan-out to a busy room', () => {
       awarenessProtocol.applyAwarenessUpdate(remote, new Uint8Array(update), 'server')
       // The moment the first move is out (and its interval open), nine more in one go: they reach
       // the server within a few milliseconds, well inside the 200 ms, and go out as one message.
-      if (arrivals.length === 1) for (let cursor = 2; cursor <= 10; cursor++) move(cursor)
+      if (arrivals.length === 1) for (let n = 2; n <= 10; n++) move(n)
     })
     const messages = () => bob.received.filter(r => r.event === EVENTS.AWARENESS).length
 
     // The first move of a quiet room goes out at once, and opens the interval.
     move(1)
-    await eventually(() => remote.getStates().get(local.clientID)?.cursor === 10, { what: 'the last move' })
+    await eventually(() => remote.getStates().get(local.clientID)?.user?.name === 'move 10', { what: 'the last move' })
     assert.equal(messages(), 2, 'the first move, then the other nine merged')
     // Sent at once it would follow within a millisecond or two; half the interval leaves room for
     // delivery times that differ on a loaded machine.
@@ -414,9 +414,9 @@ for (const storage of ['embedded', 'redis']) {
       /** @type {(() => void)[]} */
       const held = []
       let holding = false
-      seats.take = async (/** @type {string} */ docId, /** @type {number} */ maxEditors) => {
+      seats.take = async (/** @type {Parameters<typeof take>} */ ...args) => {
         if (holding) await new Promise(resolve => held.push(() => resolve(undefined)))
-        return take(docId, maxEditors)
+        return take(...args)
       }
       return {
         tandem,

@@ -67,3 +67,75 @@ describe('security across two servers sharing one Redis', { skip: missing('redis
     assert.ok(statuses.slice(passed).every(status => status === 429), `${statuses}`)
   })
 })
+
+describe('seats across two servers sharing one Redis', { skip: missing('redis-server') }, () => {
+  /** @type {Awaited<ReturnType<typeof startRedis>>} */
+  let redis
+  /** @type {Awaited<ReturnType<typeof startServer>>} */
+  let a
+  /** @type {Awaited<ReturnType<typeof startServer>>} */
+  let b
+  /** @type {TestEditor[]} */
+  const editors = []
+
+  before(async () => {
+    redis = await startRedis()
+    a = await startServer({ redisUrl: redis.url, nodeName: 'host-a', maxConnectionsPerUser: 3, ...AUTH })
+    b = await startServer({ redisUrl: redis.url, nodeName: 'host-b', maxConnectionsPerUser: 3, ...AUTH })
+  })
+  after(async () => {
+    for (const editor of editors) editor.close()
+    await a?.close()
+    await b?.close()
+    await redis?.remove()
+  })
+
+  /** @param {{ url: string }} server @param {string} token */
+  const editorOn = (server, token) => {
+    const editor = new TestEditor(server.url, { auth: { token } })
+    editors.push(editor)
+    return editor
+  }
+  /** @param {number} maxEditors */
+  const newSession = async (maxEditors) =>
+    (await api(a.url, '/api/sessions', { method: 'POST', body: { name: 'seats', maxEditors }, headers: KEY })).body.id
+  /** @param {string} session @param {string} user @param {'editor' | 'viewer'} role */
+  const mint = async (session, user, role) =>
+    (await api(b.url, `/api/sessions/${session}/tokens`, { method: 'POST', body: { user, role }, headers: KEY })).body.token
+
+  it('caps one viewer user\'s connections to a document over both servers, not per server, and keeps the owner\'s seat', async () => {
+    const id = await newSession(5)
+    const token = await mint(id, 'victor', 'viewer')
+    const servers = [a, b, a, b, a, b, a, b]
+    const flood = servers.map(server => editorOn(server, token))
+    await Promise.all(flood.map(editor => editor.connected()))
+    const replies = await Promise.all(flood.map(editor => editor.join(id)))
+    const admitted = replies.flatMap((reply, i) => reply.ok ? [i] : [])
+    assert.equal(admitted.length, 3, JSON.stringify(replies.map(reply => reply.ok || reply.error.code)))
+    assert.ok(replies.every(reply => reply.ok || reply.error.code === 'RATE_LIMITED'))
+
+    const owner = editorOn(b, await mint(id, 'olive', 'editor'))
+    const joined = await owner.join(id)
+    assert.equal(joined.ok, true, JSON.stringify(joined))
+    assert.deepEqual(await owner.insert(id, 0, 'mine'), { ok: true })
+    assert.equal((await api(a.url, `/api/sessions/${id}`, { headers: KEY })).body.editors, 1, 'viewers hold no editor seat')
+
+    const leaver = admitted[0]
+    await flood[leaver].request(EVENTS.LEAVE, { doc: id })
+    const again = await editorOn(servers[leaver] === a ? b : a, token).join(id)
+    assert.equal(again.ok, true, 'the connection a leave frees is free on the other server')
+    assert.equal((await editorOn(a, token).join(id)).error?.code, 'RATE_LIMITED')
+  })
+
+  it('caps an editor user\'s connections over both servers, and leaves the other editor seats to other users', async () => {
+    const id = await newSession(4)
+    const token = await mint(id, 'alice', 'editor')
+    const replies = []
+    for (const server of [a, b, a, b]) replies.push(await editorOn(server, token).join(id))
+    assert.deepEqual(replies.map(reply => reply.ok ? 'ok' : reply.error.code), ['ok', 'ok', 'ok', 'RATE_LIMITED'])
+    const bob = await editorOn(b, await mint(id, 'bob', 'editor')).join(id)
+    assert.equal(bob.ok, true, JSON.stringify(bob))
+    assert.equal(bob.editors, 4)
+    assert.equal((await editorOn(a, await mint(id, 'carol', 'editor')).join(id)).error?.code, 'ROOM_FULL')
+  })
+})

@@ -1,12 +1,13 @@
 import * as decoding from 'lib0/decoding'
 import * as encoding from 'lib0/encoding'
 import { AppError } from '../errors.js'
-import { awarenessUserProblem } from '../../isomorphic/awareness-user.js'
+import { keptState } from './awareness-fields.js'
 
 // The server's copy of a document's awareness (cursors, selections, names), in the y-protocols wire
 // format: varUint count, then per client varUint clientID, varUint clock, varString JSON state. The
-// server keeps the latest state of each client so a joiner sees everyone at once, and writes the
-// removal of a departed socket's clients itself, since that socket can no longer say goodbye.
+// server keeps the latest state of each client (only the fields editors draw: awareness-fields.js)
+// so a joiner sees everyone at once, and writes the removal of a departed socket's clients itself,
+// since that socket can no longer say goodbye.
 
 /** @typedef {{ clientId: number, clock: number, state: string }} AwarenessEntry */
 
@@ -19,13 +20,12 @@ export const MAX_CLIENTS_PER_CONNECTION = 16
 /** Removals kept to order a late, older update of a departed client (oldest forgotten first). */
 const MAX_REMOVALS_KEPT = 1024
 
-/** Released client ids kept bound to their user (oldest forgotten first). */
-const MAX_RELEASES_KEPT = 4096
-
 /**
  * @typedef {object} AwarenessLimits
- * @property {number} maxStateBytes largest state of one client, in bytes of JSON
+ * @property {number} maxStateBytes largest state of one client as sent, in bytes of JSON
  * @property {number} maxTotalBytes states of all clients together, in bytes of JSON
+ * @property {number} maxUserBytes states of one user's clients together, in bytes of JSON (0 = no limit)
+ * @property {number} maxUserIds client ids one user may hold: live, or released within `holdMs`
  * @property {number} holdMs how long a released client id stays bound to its user
  */
 
@@ -37,35 +37,44 @@ const MAX_RELEASES_KEPT = 4096
  */
 
 export class AwarenessStates {
-  /** @type {Map<number, { clock: number, state: string, bytes: number }>} live clients; state is raw JSON */
+  /** @type {Map<number, { clock: number, state: string, bytes: number, user: string | null, account: unknown }>} live clients: JSON state, its user, and whom its bytes count against */
   #clients = new Map()
   /** @type {Map<number, number>} clock of each recently removed client */
   #removed = new Map()
   /** @type {Map<number, { owner: unknown, user: string | null }>} who announced each live client id */
   #owners = new Map()
-  /** @type {Map<number, { user: string | null, at: number }>} released client ids: their user, and when */
+  /** @type {Map<number, { user: string, at: number }>} released client ids, oldest first: their user, and when */
   #released = new Map()
+  /** @type {Map<string, number>} client ids bound to each user: announced, or released and still held */
+  #idsOf = new Map()
   /** Bytes of JSON of every live state. */
   #bytes = 0
+  /** @type {Map<unknown, number>} bytes of JSON of the live states of each user (with auth off, each connection) */
+  #bytesOf = new Map()
 
   /**
-   * Validates and applies an awareness update from a connection; returns its entries. Changes
-   * nothing and throws INVALID_UPDATE if any part of it is malformed (an unsafe `user` included),
-   * FORBIDDEN if it speaks for a client id announced by another user, or released by another user
-   * within `holdMs` (one user cannot move, hide or take over another's cursor; the same user
-   * reconnecting takes its client ids back), RATE_LIMITED if it would leave the connection with more
-   * than MAX_CLIENTS_PER_CONNECTION client ids, TOO_LARGE if a state exceeds `maxStateBytes` or the
-   * document's states would exceed `maxTotalBytes`.
+   * Validates and applies an awareness update from a connection; returns its entries, each state
+   * cut to the fields editors draw. Changes nothing and throws INVALID_UPDATE if any part of it is
+   * malformed (a `user`, `cursor` or `selection` editors could not draw included), FORBIDDEN if it
+   * speaks for a client id announced by another user, or released by another user within `holdMs`
+   * (one user cannot move, hide or take over another's cursor; the same user reconnecting takes its
+   * client ids back), RATE_LIMITED if it would leave the connection with more than
+   * MAX_CLIENTS_PER_CONNECTION client ids or bind more than `maxUserIds` to its user, TOO_LARGE if
+   * a state as sent exceeds `maxStateBytes`, the user's states `maxUserBytes` or the document's
+   * states `maxTotalBytes`.
    * @param {Uint8Array} update
    * @param {Announcer} announcer
    * @param {AwarenessLimits} limits
    * @returns {AwarenessEntry[]}
    */
-  apply (update, { owner, user, announced }, { maxStateBytes, maxTotalBytes, holdMs }) {
-    const entries = decodeEntries(update)
+  apply (update, { owner, user, announced }, { maxStateBytes, maxTotalBytes, maxUserBytes, maxUserIds, holdMs }) {
+    const entries = decodeEntries(update, maxStateBytes)
     const now = Date.now()
+    this.#expireHolds(now, holdMs)
     // How many ids `owner` would hold afterwards (an id repeated in one update counts each time).
     let count = announced.size
+    /** @type {Set<number>} ids this update would bind to `user` anew */
+    const bound = new Set()
     /** @type {Map<number, { clock: number, bytes: number }>} what each id would hold afterwards */
     const after = new Map()
     for (const { clientId, clock, state } of entries) {
@@ -78,42 +87,56 @@ export class AwarenessStates {
         throw new AppError('FORBIDDEN', `awareness client ${clientId} was released by another user a moment ago`)
       }
       const removal = state === 'null'
-      const bytes = removal ? 0 : Buffer.byteLength(state)
-      if (bytes > maxStateBytes) {
-        throw new AppError('TOO_LARGE', `an awareness state may hold at most ${maxStateBytes} bytes`)
-      }
       if (!removal) count += announced.has(clientId) ? 0 : 1
       else if (announced.has(clientId)) count--
+      if (!removal && current === undefined && released?.user !== user) bound.add(clientId)
       const known = after.get(clientId)?.clock ?? this.#clients.get(clientId)?.clock ?? this.#removed.get(clientId)
       if (!supersedes(clock, removal, known)) continue
-      after.set(clientId, { clock, bytes })
+      after.set(clientId, { clock, bytes: removal ? 0 : Buffer.byteLength(state) })
     }
     if (count > MAX_CLIENTS_PER_CONNECTION) {
       throw new AppError('RATE_LIMITED', `a connection may show at most ${MAX_CLIENTS_PER_CONNECTION} awareness clients per document`)
     }
+    // Holds are what keep a departed editor's cursor its own, so none is forgotten early: instead a
+    // user may bind only so many ids (live and held), and announcing and clearing fresh ids in a
+    // loop stops there. With auth off everyone is one user, whom no hold could stop: none is kept.
+    if (user !== null && (this.#idsOf.get(user) ?? 0) + bound.size > maxUserIds) {
+      throw new AppError('RATE_LIMITED', `a user may hold at most ${maxUserIds} awareness client ids per document (announced, or released within AWARENESS_ID_HOLD_MS)`)
+    }
     let total = this.#bytes
-    for (const [clientId, { bytes }] of after) total += bytes - (this.#clients.get(clientId)?.bytes ?? 0)
+    // With auth off there is no user to count against, and a guest is a connection.
+    const account = user ?? owner
+    const userBefore = this.#bytesOf.get(account) ?? 0
+    let userTotal = userBefore
+    for (const [clientId, { bytes }] of after) {
+      const current = this.#clients.get(clientId)
+      total += bytes - (current?.bytes ?? 0)
+      userTotal += bytes - (current !== undefined && current.account === account ? current.bytes : 0)
+    }
     if (total > maxTotalBytes && total > this.#bytes) {
       throw new AppError('TOO_LARGE', `the awareness states of a document may hold at most ${maxTotalBytes} bytes`)
+    }
+    // Every join reply carries all states: one user, however many connections, adds this much.
+    if (maxUserBytes !== 0 && userTotal > maxUserBytes && userTotal > userBefore) {
+      throw new AppError('TOO_LARGE', `the awareness states of one user may hold at most ${maxUserBytes} bytes per document`)
     }
     for (const { clientId, clock, state } of entries) {
       const removal = state === 'null'
       if (removal) {
         announced.delete(clientId)
-        if (this.#owners.delete(clientId)) this.#release(clientId, user, now)
+        if (this.#owners.delete(clientId)) this.#hold(clientId, user, now)
       } else {
         announced.add(clientId)
-        this.#owners.set(clientId, { owner, user })
-        this.#released.delete(clientId)
+        this.#take(clientId, owner, user)
       }
       const current = this.#clients.get(clientId)
       if (!supersedes(clock, removal, current?.clock ?? this.#removed.get(clientId))) continue
-      if (current) this.#bytes -= current.bytes
+      if (current) this.#count(current.account, -current.bytes)
       if (!removal) {
         this.#removed.delete(clientId)
         const bytes = Buffer.byteLength(state)
-        this.#clients.set(clientId, { clock, state, bytes })
-        this.#bytes += bytes
+        this.#clients.set(clientId, { clock, state, bytes, user, account })
+        this.#count(account, bytes)
       } else if (current) {
         this.#clients.delete(clientId)
         this.#remember(clientId, clock)
@@ -138,11 +161,11 @@ export class AwarenessStates {
       const announcer = this.#owners.get(clientId)
       if (announcer === undefined || announcer.owner !== owner) continue
       this.#owners.delete(clientId)
-      this.#release(clientId, announcer.user, now)
+      this.#hold(clientId, announcer.user, now)
       const current = this.#clients.get(clientId)
       if (!current) continue
       this.#clients.delete(clientId)
-      this.#bytes -= current.bytes
+      this.#count(current.account, -current.bytes)
       this.#remember(clientId, current.clock + 1)
       removed.push({ clientId, clock: current.clock + 1, state: 'null' })
     }
@@ -174,16 +197,62 @@ export class AwarenessStates {
     return encodeEntries(live)
   }
 
+  /** Released client ids held for their user. */
+  get held () {
+    return this.#released.size
+  }
+
   /** Client ids held: live ones and the removals kept for ordering. */
   get size () {
     return this.#clients.size + this.#removed.size
   }
 
-  /** @param {number} clientId @param {string | null} user @param {number} now */
-  #release (clientId, user, now) {
+  /**
+   * `owner` announces `clientId` for `user`: a new id counts against the user, one it held or
+   * announced on another connection already does.
+   * @param {number} clientId @param {unknown} owner @param {string | null} user
+   */
+  #take (clientId, owner, user) {
+    const announced = this.#owners.has(clientId)
+    this.#owners.set(clientId, { owner, user })
+    if (announced) return
+    const released = this.#released.get(clientId)
+    this.#released.delete(clientId)
+    if (released?.user === user) return
+    if (released !== undefined) this.#bind(released.user, -1)
+    this.#bind(user, 1)
+  }
+
+  /** A live id of `user` is released: it stays bound to the user for the hold. @param {number} clientId @param {string | null} user @param {number} now */
+  #hold (clientId, user, now) {
+    if (user === null) return
     this.#released.delete(clientId)
     this.#released.set(clientId, { user, at: now })
-    if (this.#released.size > MAX_RELEASES_KEPT) this.#released.delete(/** @type {number} */ (this.#released.keys().next().value))
+  }
+
+  /** Frees the ids held for `holdMs` already, oldest first. @param {number} now @param {number} holdMs */
+  #expireHolds (now, holdMs) {
+    for (const [clientId, { user, at }] of this.#released) {
+      if (now - at < holdMs) break
+      this.#released.delete(clientId)
+      this.#bind(user, -1)
+    }
+  }
+
+  /** @param {string | null} user @param {number} change */
+  #bind (user, change) {
+    if (user === null) return
+    const ids = (this.#idsOf.get(user) ?? 0) + change
+    if (ids > 0) this.#idsOf.set(user, ids)
+    else this.#idsOf.delete(user)
+  }
+
+  /** @param {unknown} account a user, or with auth off a connection @param {number} bytes */
+  #count (account, bytes) {
+    this.#bytes += bytes
+    const held = (this.#bytesOf.get(account) ?? 0) + bytes
+    if (held > 0) this.#bytesOf.set(account, held)
+    else this.#bytesOf.delete(account)
   }
 
   /** @param {number} clientId @param {number} clock */
@@ -202,8 +271,11 @@ function supersedes (clock, removal, known) {
   return known === undefined || clock > known || (clock === known && removal)
 }
 
-/** @param {Uint8Array} update @returns {AwarenessEntry[]} */
-function decodeEntries (update) {
+/**
+ * The entries of an update, each state cut to the fields editors draw.
+ * @param {Uint8Array} update @param {number} maxStateBytes @returns {AwarenessEntry[]}
+ */
+function decodeEntries (update, maxStateBytes) {
   try {
     const decoder = decoding.createDecoder(update)
     const count = decoding.readVarUint(decoder)
@@ -212,12 +284,12 @@ function decodeEntries (update) {
     for (let i = 0; i < count; i++) {
       const clientId = decoding.readVarUint(decoder)
       const clock = decoding.readVarUint(decoder)
-      const state = decoding.readVarString(decoder)
-      const parsed = JSON.parse(state)
-      if (parsed !== null && typeof parsed !== 'object') throw new Error('state must be an object or null')
-      const problem = parsed?.user === undefined ? null : awarenessUserProblem(parsed.user)
-      if (problem) throw new AppError('INVALID_UPDATE', problem)
-      entries.push({ clientId, clock, state })
+      const sent = decoding.readVarString(decoder)
+      if (Buffer.byteLength(sent) > maxStateBytes) {
+        throw new AppError('TOO_LARGE', `an awareness state may hold at most ${maxStateBytes} bytes`)
+      }
+      const parsed = JSON.parse(sent)
+      entries.push({ clientId, clock, state: parsed === null ? 'null' : keptState(parsed) })
     }
     if (decoding.hasContent(decoder)) throw new Error('trailing bytes')
     return entries

@@ -118,6 +118,8 @@ export function docHandlers (ctx) {
   const awarenessLimits = {
     maxStateBytes: config.maxAwarenessStateBytes,
     maxTotalBytes: config.maxAwarenessBytes,
+    maxUserBytes: config.maxAwarenessBytesPerUser,
+    maxUserIds: config.maxAwarenessIdsPerUser,
     holdMs: config.awarenessIdHoldMs
   }
   const acceptDeps = { config }

@@ -82,7 +82,7 @@ export function detach (socket, docId, registry) {
   if (!membership) return false
   const { doc, awarenessClients } = membership
   membership.cancelExpiry()
-  membership.seats.free(docId)
+  membership.seats.free(docId, membership)
   memberships.delete(docId)
   doc.sockets.delete(socket)
   socket.leave(roomOf(docId))

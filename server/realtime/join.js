@@ -3,7 +3,7 @@ import * as Y from 'yjs'
 import { AppError } from '../errors.js'
 import { CLOSE_REASONS } from '../../isomorphic/events.js'
 import { catchUp } from '../docs/accept-update.js'
-import { attach, closeMembership, detach, membershipsOf } from './editors.js'
+import { attach, closeMembership, detach } from './editors.js'
 
 /**
  * @typedef {import('../docs/live-doc.js').LiveDoc} LiveDoc
@@ -58,23 +58,23 @@ export class Joiner {
 
   /**
    * The token must open the document, the session exist, the document load, a seat be free in the
-   * session (taken cluster-wide in one step, so racing joins cannot both have the last one), and
-   * the copy here be current. The socket enters the room before the state it is sent is read: from
-   * then on every update reaches it either in that state or as a broadcast (both, at worst, which
-   * Yjs ignores).
+   * session and for the user (taken cluster-wide in one step, so racing joins cannot both have the
+   * last one), and the copy here be current. The socket enters the room before the state it is
+   * sent is read: from then on every update reaches it either in that state or as a broadcast
+   * (both, at worst, which Yjs ignores).
    * @param {string} docId
    * @param {unknown} token
    * @returns {Promise<Joined>}
    */
   async #enter (docId, token) {
     const { socket, memberships, logger, ctx } = this.connection
-    const { registry, sessions, cluster, config, access } = ctx
+    const { registry, sessions, cluster, access } = ctx
     const grant = await access.authorize(token, docId)
     const session = await sessions.record(docId)
     const doc = await registry.open(docId)
     let editors
     try {
-      editors = await this.#takeSeat(docId, session.maxEditors)
+      editors = await this.#takeSeat(docId, grant, session.maxEditors)
     } catch (err) {
       registry.release(doc)
       throw err
@@ -82,7 +82,7 @@ export class Joiner {
     // A second join of the same document may have raced this one through the awaits above.
     const raced = memberships.get(docId)
     if (raced || !socket.connected) {
-      cluster.seats.free(docId)
+      cluster.seats.free(docId, grant)
       registry.release(doc)
       if (raced) return this.#rejoin(raced)
       throw new AppError('BAD_REQUEST', 'disconnected while joining')
@@ -90,16 +90,10 @@ export class Joiner {
     // The copy may have been dropped meanwhile (a refused write, a session deleted): its editors
     // were told to leave or rejoin, and a socket attached to it now would hear from no one.
     if (registry.get(docId) !== doc) {
-      cluster.seats.free(docId)
+      cluster.seats.free(docId, grant)
       throw droppedWhileJoining(docId)
     }
     attach(socket, doc, grant, registry, cluster.seats)
-    // Seats are counted per connection: without this one token could open them all.
-    if (config.maxConnectionsPerUser !== 0 && grant.user !== null &&
-        connectionsOf(doc, grant.user) > config.maxConnectionsPerUser) {
-      detach(socket, docId, registry)
-      throw new AppError('RATE_LIMITED', `a user may join a document with at most ${config.maxConnectionsPerUser} connections`)
-    }
     try {
       // A revocation stored while this join was on its way closed only the sockets attached by
       // then; from here on it reaches this one too. Asking again covers the time in between.
@@ -124,20 +118,23 @@ export class Joiner {
 
   /**
    * @param {string} docId
+   * @param {import('../storage/seats.js').Holder} holder
    * @param {number} maxEditors
-   * @returns {Promise<number>} the session's editors with this one
+   * @returns {Promise<number>} the session's editors, with this one if it is an editor
    */
-  async #takeSeat (docId, maxEditors) {
-    let editors
+  async #takeSeat (docId, holder, maxEditors) {
+    const { cluster, config: { maxConnectionsPerUser } } = this.connection.ctx
+    let taken
     try {
-      editors = await this.connection.ctx.cluster.seats.take(docId, maxEditors)
+      taken = await cluster.seats.take(docId, holder, { maxEditors, maxPerUser: maxConnectionsPerUser })
     } catch (err) {
       // Redis is down: its health check says so; a line per refused join would flood the log.
       this.connection.logger.debug({ err, doc: docId }, 'could not take a seat')
       throw new AppError('UNAVAILABLE', 'could not take a seat in the session; retry')
     }
-    if (editors === null) throw roomFull(docId, maxEditors)
-    return editors
+    if ('editors' in taken) return taken.editors
+    if (taken.full === 'editors') throw roomFull(docId, maxEditors)
+    throw new AppError('RATE_LIMITED', `a user may join a document with at most ${maxConnectionsPerUser} connections`)
   }
 
   /**
@@ -178,17 +175,6 @@ export function checkStateVector (sv, maxDocClients) {
     if (err instanceof AppError) throw err
     throw new AppError('BAD_REQUEST', '`sv` is not a Yjs state vector')
   }
-}
-
-/**
- * The connections in this process that joined `doc` as `user`.
- * @param {LiveDoc} doc
- * @param {string} user
- */
-function connectionsOf (doc, user) {
-  let count = 0
-  for (const socket of doc.sockets) if (membershipsOf(socket).get(doc.id)?.user === user) count++
-  return count
 }
 
 /** @param {string} docId */

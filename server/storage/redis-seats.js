@@ -1,10 +1,13 @@
-// Who holds a seat in each session, across the processes that share Redis: per document a hash
-// (`tandem:{doc:<id>}:seats`) with one field per process, `<seats> <expires at, ms>`. A join takes
-// its seat with one script that adds up every process's seats and refuses past `maxEditors`, so two
-// joins racing on different processes cannot both pass it (asking every process for its count could
-// not tell them apart), and a join costs one command instead of a question to every process.
+// Who holds a seat in each session, across the processes that share Redis. A seat takes one or two
+// counters of its document (seats.js `countersOf`): the session's editors (`tandem:{doc:<id>}:seats`)
+// for an editor's, its user's connections (`tandem:{doc:<id>}:connections:<user>`) for any with a
+// user. Each counter is a hash with one field per process, `<seats> <expires at, ms>`. A join takes
+// its seat with one script that adds up every process's seats in each counter and refuses past its
+// limit (`maxEditors`, `maxConnectionsPerUser`), so two joins racing on different processes cannot
+// both pass it (asking every process for its count could not tell them apart), and a join costs one
+// command instead of a question to every process.
 //
-// Each process writes only its own field, always the full number of seats it holds here, joins in
+// Each process writes only its own fields, always the full number of seats it holds here, joins in
 // flight included: its writes reach Redis in the order they were sent (one connection), so Redis
 // never holds fewer seats for it than it has. A refused join's seat is given back locally and
 // reaches Redis with the next write (at worst a seat counted a little too long, never one too few).
@@ -12,31 +15,48 @@
 // its seats holds them until its lease runs out (ROOM_FULL is a retryable refusal meanwhile).
 
 import { isReady } from './redis.js'
+import { EDITORS, countersOf } from './seats.js'
 
-// Sums the seats of every field whose lease holds, dropping the others. Redis's own clock, so the
-// leases of processes on hosts whose clocks differ compare alike.
-const SUM = `
+// Sums the seats in a counter of every field whose lease holds but `skip`'s, dropping the others
+// unless `skip` is '' (then it only reads). Redis's own clock, so the leases of processes on hosts
+// whose clocks differ compare alike.
+const TOTAL = `
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-local fields = redis.call('HGETALL', KEYS[1])
-local others = 0
-for i = 1, #fields, 2 do
-  local seats, expires = string.match(fields[i + 1], '^(%d+) (%d+)$')
-  if not seats or tonumber(expires) <= now then
-    if ARGV[1] ~= '' then redis.call('HDEL', KEYS[1], fields[i]) end
-  elseif fields[i] ~= ARGV[1] then
-    others = others + tonumber(seats)
+local function total (key, skip)
+  local fields = redis.call('HGETALL', key)
+  local sum = 0
+  for i = 1, #fields, 2 do
+    local seats, expires = string.match(fields[i + 1], '^(%d+) (%d+)$')
+    if not seats or tonumber(expires) <= now then
+      if skip ~= '' then redis.call('HDEL', key, fields[i]) end
+    elseif fields[i] ~= skip then
+      sum = sum + tonumber(seats)
+    end
   end
+  return sum
 end
 `
 
-// ARGV: process, its seats with this one, maxEditors, lease ms. Returns the editors with this one,
-// or -1 when that would exceed maxEditors.
-const TAKE_SCRIPT = `${SUM}
-if others + tonumber(ARGV[2]) > tonumber(ARGV[3]) then return -1 end
-redis.call('HSET', KEYS[1], ARGV[1], ARGV[2] .. ' ' .. (now + tonumber(ARGV[4])))
-redis.call('PEXPIRE', KEYS[1], ARGV[4])
-return others + tonumber(ARGV[2])
+// KEYS: the counters the seat takes, then the editors' counter when it is not one of them.
+// ARGV: process, lease ms, then per counter taken this process's seats in it with this one and its
+// limit (0 = none). Returns the session's editors (with this one, for an editor's seat), or -k when
+// the seat would pass the k-th counter's limit; then nothing is written.
+const TAKE_SCRIPT = `${TOTAL}
+local taken = (#ARGV - 2) / 2
+local lease = tonumber(ARGV[2])
+local totals = {}
+for k = 1, taken do
+  local limit = tonumber(ARGV[2 + 2 * k])
+  totals[k] = total(KEYS[k], ARGV[1]) + tonumber(ARGV[1 + 2 * k])
+  if limit > 0 and totals[k] > limit then return -k end
+end
+for k = 1, taken do
+  redis.call('HSET', KEYS[k], ARGV[1], ARGV[1 + 2 * k] .. ' ' .. (now + lease))
+  redis.call('PEXPIRE', KEYS[k], lease)
+end
+if #KEYS > taken then return total(KEYS[#KEYS], '') end
+return totals[1]
 `
 
 // ARGV: process, its seats (0 = none), lease ms.
@@ -48,37 +68,41 @@ redis.call('HSET', KEYS[1], ARGV[1], ARGV[2] .. ' ' .. (now + tonumber(ARGV[3]))
 return redis.call('PEXPIRE', KEYS[1], ARGV[3])
 `
 
-// Only reads: ARGV[1] = '' leaves expired fields in place.
-const COUNT_SCRIPT = `${SUM}
-return others
+const COUNT_SCRIPT = `${TOTAL}
+return total(KEYS[1], '')
 `
 
 /**
  * @typedef {object} SeatScripts
- * @property {(key: string, process: string, seats: number, maxEditors: number, leaseMs: number) => Promise<number>} tandemTakeSeat
+ * @property {(numberOfKeys: number, ...keysAndArgs: (string | number)[]) => Promise<number>} tandemTakeSeat
  * @property {(key: string, process: string, seats: number, leaseMs: number) => Promise<number>} tandemHoldSeats
- * @property {(key: string, process: string) => Promise<number>} tandemCountSeats
+ * @property {(key: string) => Promise<number>} tandemCountSeats
  */
 
-/** @typedef {import('./seats.js').Seats} Seats */
+/**
+ * @typedef {import('./seats.js').Seats} Seats
+ * @typedef {import('./seats.js').Holder} Holder
+ * @typedef {import('./seats.js').SeatLimits} SeatLimits
+ * @typedef {import('./seats.js').Taken} Taken
+ */
 
 /** @implements {Seats} */
 export class RedisSeats {
-  /** @type {Map<string, number>} seats held in this process per document, joins in flight included */
+  /** @type {Map<string, number>} seats held in this process per counter (key), joins in flight included */
   #held = new Map()
   #renewal
 
   /**
    * @param {import('./redis.js').RedisClient} client
    * @param {{ process: string, leaseMs: number, logger: import('pino').Logger }} options `process`:
-   *   this process's name in every document's hash, unique in the cluster
+   *   this process's name in every counter's hash, unique in the cluster
    */
   constructor (client, { process, leaseMs, logger }) {
     this.client = /** @type {import('./redis.js').RedisClient & SeatScripts} */ (client)
     this.process = process
     this.leaseMs = leaseMs
     this.logger = logger
-    client.defineCommand('tandemTakeSeat', { numberOfKeys: 1, lua: TAKE_SCRIPT })
+    client.defineCommand('tandemTakeSeat', { lua: TAKE_SCRIPT })
     client.defineCommand('tandemHoldSeats', { numberOfKeys: 1, lua: HOLD_SCRIPT })
     client.defineCommand('tandemCountSeats', { numberOfKeys: 1, lua: COUNT_SCRIPT })
     this.#renewal = setInterval(() => this.#renewAll(), leaseMs / 3).unref()
@@ -89,28 +113,39 @@ export class RedisSeats {
   /**
    * Takes a seat in a document for a join in this process.
    * @param {string} docId
-   * @param {number} maxEditors
-   * @returns {Promise<number | null>} the editors with this one, or null when the session is full
+   * @param {Holder} holder
+   * @param {SeatLimits} limits
+   * @returns {Promise<Taken>}
    */
-  async take (docId, maxEditors) {
-    const seats = (this.#held.get(docId) ?? 0) + 1
-    this.#held.set(docId, seats)
+  async take (docId, holder, limits) {
+    const counters = countersOf(holder, limits)
+    const keys = counters.map(({ counter }) => keyOf(docId, counter))
+    const args = keys.flatMap((key, i) => {
+      const seats = (this.#held.get(key) ?? 0) + 1
+      this.#held.set(key, seats)
+      return [seats, counters[i].limit]
+    })
+    // A viewer's seat takes no editor's; the script still reads the editors for the reply.
+    const read = counters[0]?.counter === EDITORS ? [] : [keyOf(docId, EDITORS)]
     let editors
     try {
-      editors = await this.client.tandemTakeSeat(keyOf(docId), this.process, seats, maxEditors, this.leaseMs)
+      editors = await this.client.tandemTakeSeat(keys.length + read.length, ...keys, ...read, this.process, this.leaseMs, ...args)
     } catch (err) {
-      this.#giveBack(docId)
+      for (const key of keys) this.#giveBack(key)
       throw err
     }
-    if (editors >= 0) return editors
-    this.#giveBack(docId)
-    return null
+    if (editors >= 0) return { editors }
+    for (const key of keys) this.#giveBack(key)
+    return { full: counters[-editors - 1].full }
   }
 
-  /** Frees a seat taken with `take`. @param {string} docId */
-  free (docId) {
-    this.#giveBack(docId)
-    this.#hold(docId)
+  /** Frees a seat taken with `take`. @param {string} docId @param {Holder} holder */
+  free (docId, holder) {
+    for (const { counter } of countersOf(holder)) {
+      const key = keyOf(docId, counter)
+      this.#giveBack(key)
+      this.#hold(key)
+    }
   }
 
   /**
@@ -119,39 +154,39 @@ export class RedisSeats {
    * @returns {Promise<number[]>}
    */
   counts (docIds) {
-    return Promise.all(docIds.map(docId => this.client.tandemCountSeats(keyOf(docId), '')))
+    return Promise.all(docIds.map(docId => this.client.tandemCountSeats(keyOf(docId, EDITORS))))
   }
 
   /** Gives up every seat this process still holds (a stopping process: its editors reconnect elsewhere). */
   async close () {
     clearInterval(this.#renewal)
-    const docIds = [...this.#held.keys()]
+    const keys = [...this.#held.keys()]
     this.#held.clear()
     if (!isReady(this.client)) return
-    await Promise.all(docIds.map(docId => this.#hold(docId)))
+    await Promise.all(keys.map(key => this.#hold(key)))
   }
 
-  /** @param {string} docId */
-  #giveBack (docId) {
-    const seats = (this.#held.get(docId) ?? 1) - 1
-    if (seats > 0) this.#held.set(docId, seats)
-    else this.#held.delete(docId)
+  /** @param {string} key */
+  #giveBack (key) {
+    const seats = (this.#held.get(key) ?? 1) - 1
+    if (seats > 0) this.#held.set(key, seats)
+    else this.#held.delete(key)
   }
 
   /**
-   * Writes this process's seats in a document as they are now. A failure only costs time: the
-   * next renewal writes them again.
-   * @param {string} docId
+   * Writes this process's seats in a counter as they are now. A failure only costs time: the next
+   * renewal writes them again.
+   * @param {string} key
    */
-  #hold (docId) {
-    return this.client.tandemHoldSeats(keyOf(docId), this.process, this.#held.get(docId) ?? 0, this.leaseMs)
-      .catch((/** @type {Error} */ err) => this.logger.debug({ err: err.message, doc: docId }, 'seats not written'))
+  #hold (key) {
+    return this.client.tandemHoldSeats(key, this.process, this.#held.get(key) ?? 0, this.leaseMs)
+      .catch((/** @type {Error} */ err) => this.logger.debug({ err: err.message, key }, 'seats not written'))
   }
 
   #renewAll () {
-    for (const docId of this.#held.keys()) this.#hold(docId)
+    for (const key of this.#held.keys()) this.#hold(key)
   }
 }
 
-/** @param {string} docId */
-const keyOf = docId => `tandem:{doc:${docId}}:seats`
+/** The hash tag keeps a document's counters in one slot of a Redis Cluster. @param {string} docId @param {string} counter */
+const keyOf = (docId, counter) => `tandem:{doc:${docId}}:${counter}`

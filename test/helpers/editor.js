@@ -168,3 +168,12 @@ export function awarenessUpdates (entries) {
   }
   return encoding.toUint8Array(encoder)
 }
+
+/**
+ * A `cursor` as y-codemirror.next publishes it: Yjs relative positions in the text, as JSON.
+ * @param {Y.Doc} ydoc @param {number} anchor @param {number} [head]
+ */
+export function cursorIn (ydoc, anchor, head = anchor) {
+  const at = (/** @type {number} */ index) => JSON.parse(JSON.stringify(Y.createRelativePositionFromTypeIndex(ydoc.getText(TEXT_NAME), index)))
+  return { anchor: at(anchor), head: at(head) }
+}
