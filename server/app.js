@@ -24,6 +24,7 @@ import { closeForEditors } from './realtime/editors.js'
 import { relayOf } from './realtime/room-relay.js'
 import { CLOSE_REASONS } from '../isomorphic/events.js'
 import { createIo, handleConnections } from './realtime/io.js'
+import { frameWriter } from './realtime/write-frame.js'
 import { dropSlowConsumers } from './realtime/slow-consumers.js'
 import { SessionService } from './sessions/session-service.js'
 import { openBackend } from './storage/backend.js'
@@ -69,7 +70,7 @@ export async function createServer (config, deps = {}) {
     // A socket closes once: `on` spares the wrapper `once` would keep for each connection.
     socket.on('close', forgetUpgraded)
   })
-  const relayOptions = { awarenessIntervalMs: config.awarenessIntervalMs, fanOutSpacing: config.fanOutSpacing, metrics }
+  const relayOptions = { awarenessIntervalMs: config.awarenessIntervalMs, fanOutSpacing: config.fanOutSpacing, metrics, writeFrame: frameWriter(logger) }
   const registry = new DocRegistry({
     store: backend.docStore,
     config,

@@ -1,6 +1,6 @@
 import { PacketTemplate } from '../../isomorphic/parser.js'
 import { OK } from './with-ack.js'
-import { webSocketFrameOf, writeFrame } from './write-frame.js'
+import { webSocketFrameOf } from './write-frame.js'
 
 // Most ACKs the server sends are the shared `{ ok: true }` of an accepted update. Socket.IO sends
 // each through its own path: the ACK packet, then Engine.IO's packet object, its events, the write
@@ -30,8 +30,9 @@ function okPacketOf (nsp) {
 /**
  * Makes the ACK functions Socket.IO gives this socket's event handlers write `OK` directly.
  * @param {import('socket.io').Socket} socket
+ * @param {import('./write-frame.js').WriteFrame} writeFrame
  */
-export function answerOkDirectly (socket) {
+export function answerOkDirectly (socket, writeFrame) {
   const internals = /** @type {{ ack?: (id: number) => (...args: unknown[]) => void }} */ (/** @type {unknown} */ (socket))
   const viaSocketIo = internals.ack
   if (typeof viaSocketIo !== 'function') return

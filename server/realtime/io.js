@@ -52,7 +52,7 @@ export function createIo (httpServer, { config, corsOrigin, localOnly = false, a
  * @param {import('./doc-handlers.js').RealtimeContext} ctx
  */
 export function handleConnections (io, ctx) {
-  const { logger } = ctx
+  const { logger, relayOptions } = ctx
   const register = docHandlers(ctx)
   /** @this {import('socket.io').Socket} @param {string} reason */
   function onDisconnect (reason) {
@@ -62,7 +62,7 @@ export function handleConnections (io, ctx) {
     const address = socket.handshake.address
     logger.info({ socket: socket.id, address, transport: socket.conn.transport.name }, 'connected')
     socket.on('disconnect', onDisconnect)
-    answerOkDirectly(socket)
+    answerOkDirectly(socket, relayOptions.writeFrame)
     register(socket)
   })
 }

@@ -1,7 +1,7 @@
 import * as Y from 'yjs'
 import { EVENTS } from '../../isomorphic/events.js'
 import { EVENT, PacketTemplate } from '../../isomorphic/parser.js'
-import { webSocketFrameOf, writeFrame } from './write-frame.js'
+import { webSocketFrameOf } from './write-frame.js'
 
 /**
  * Rooms of fewer editors than this get every update at once, however busy. Gathering saves writes
@@ -15,7 +15,7 @@ const GATHER_FROM_EDITORS = 8
 /** The Socket.IO room of a document's editors. @param {string} docId */
 export const roomOf = docId => `doc:${docId}`
 
-/** @typedef {{ awarenessIntervalMs: number, fanOutSpacing: number, metrics: import('../metrics.js').Metrics }} RelayOptions */
+/** @typedef {{ awarenessIntervalMs: number, fanOutSpacing: number, metrics: import('../metrics.js').Metrics, writeFrame: import('./write-frame.js').WriteFrame }} RelayOptions */
 
 /** @type {WeakMap<import('../docs/live-doc.js').LiveDoc, RoomRelay>} */
 const relays = new WeakMap()
@@ -73,12 +73,13 @@ export class RoomRelay {
    * @param {import('socket.io').Namespace} nsp
    * @param {RelayOptions} options
    */
-  constructor (doc, nsp, { awarenessIntervalMs, fanOutSpacing, metrics }) {
+  constructor (doc, nsp, { awarenessIntervalMs, fanOutSpacing, metrics, writeFrame }) {
     this.doc = doc
     this.nsp = nsp
     this.awarenessIntervalMs = awarenessIntervalMs
     this.fanOutSpacing = fanOutSpacing
     this.metrics = metrics
+    this.writeFrame = writeFrame
     this.updatePacket = new PacketTemplate({ type: EVENT, nsp: nsp.name, data: [EVENTS.UPDATE, { doc: doc.id, update: null }] })
   }
 
@@ -162,6 +163,7 @@ export class RoomRelay {
    */
   #sendUpdate (update, sender) {
     const frame = webSocketFrameOf(this.updatePacket.encode(update))
+    const { writeFrame } = this
     let sent = 0
     for (const socket of this.doc.sockets) {
       if (socket === sender || !socket.connected) continue

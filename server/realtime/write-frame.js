@@ -1,23 +1,73 @@
 // Writes an encoded packet to one editor. Over WebSocket, with nothing waiting in Engine.IO, the
 // frame goes to the WebSocket at once, past Engine.IO's own path (a packet object, its events, the
-// write buffer and its flush): 6.5 % less CPU per delivery at 600 editors in rooms of 5, the median
-// of five sets of runs (docs/PERFORMANCE.md). Anything else goes through Engine.IO, which keeps the
-// order of what it holds: long-polling, an upgrade under way, packets waiting for a send in
-// progress to finish. What Engine.IO holds for a socket is always written before the next frame
-// that comes here, so a socket's frames keep their order. Nor does a frame go directly while the
-// WebSocket still holds bytes the kernel has not taken (a client that stopped reading): Engine.IO
-// then queues what follows in its write buffer, where slow-consumers.js finds it, rather than the
-// socket's own buffer growing without bound.
+// write buffer and its flush): docs/PERFORMANCE.md, "Frames written to the WebSocket directly".
+// Anything else goes through Engine.IO, which keeps the order of what it holds: long-polling, an
+// upgrade under way, packets waiting for a send in progress to finish. What Engine.IO holds for a
+// socket is always written before the next frame that comes here, so a socket's frames keep their
+// order. Nor does a frame go directly while the WebSocket still holds bytes the kernel has not
+// taken (a client that stopped reading): Engine.IO then queues what follows in its write buffer,
+// where slow-consumers.js finds it, rather than the socket's own buffer growing without bound.
 //
 // A packet is framed for WebSocket once, however many editors it goes to (`webSocketFrameOf`): the
 // frame, header and packet in one buffer, is handed to ws's `sendFrame` as Engine.IO hands its
 // pre-encoded broadcasts, one write per editor, where ws's `send` framed it again for each editor,
 // with a header of its own, written with the packet in two.
+//
+// The direct path reads internals of Engine.IO and ws (DIRECT_WRITE_ASSUMPTIONS) that a minor
+// release may change: a writer checks them on the first WebSocket it writes to and, if one fails,
+// warns once naming it and writes every frame through Engine.IO's public `write`, as Socket.IO does.
 
 /** ws's readyState of an open WebSocket. */
 const WS_OPEN = 1
 /** FIN and the binary opcode: a whole binary message in one frame (RFC 6455 5.2). */
 const FIN_BINARY = 0x82
+
+/** @typedef {(socket: import('socket.io').Socket, frame: Buffer) => void} WriteFrame */
+
+/**
+ * What the direct path takes for granted of an Engine.IO connection over WebSocket and of its ws
+ * WebSocket, none of it public API, each with the check that it still holds.
+ * @type {ReadonlyArray<readonly [assumption: string, holds: (conn: any) => boolean]>}
+ */
+export const DIRECT_WRITE_ASSUMPTIONS = Object.freeze([
+  ['engine.io Socket#writeBuffer is the array of packets it holds', conn => Array.isArray(conn.writeBuffer)],
+  ['engine.io Socket#upgrading is a boolean', conn => typeof conn.upgrading === 'boolean'],
+  ['engine.io Transport#writable is a boolean', conn => typeof conn.transport.writable === 'boolean'],
+  ['engine.io\'s WebSocket transport#socket is a ws WebSocket, OPEN = 1', conn => conn.transport.socket.OPEN === WS_OPEN],
+  ['ws WebSocket#bufferedAmount is a number', conn => typeof conn.transport.socket.bufferedAmount === 'number'],
+  ['ws WebSocket#_sender.sendFrame is a function', conn => typeof conn.transport.socket._sender.sendFrame === 'function'],
+  ['ws Sender#sendFrame([frame]) writes the frame as it is, at once', conn => writesAsIs(conn.transport.socket._sender)]
+])
+
+/**
+ * The first assumption of the direct path that a connection over WebSocket breaks, or null.
+ * @param {any} conn an Engine.IO connection whose transport is `websocket`
+ * @returns {string | null}
+ */
+export function directWriteProblem (conn) {
+  for (const [assumption, holds] of DIRECT_WRITE_ASSUMPTIONS) {
+    try {
+      if (!holds(conn)) return assumption
+    } catch {
+      return assumption
+    }
+  }
+  return null
+}
+
+/**
+ * Whether a Sender of this one's class hands `sendFrame([frame])` to its socket unchanged, in one
+ * synchronous write: tried on a Sender of its own over a stand-in socket, never the editor's.
+ * @param {any} sender
+ */
+function writesAsIs (sender) {
+  const frame = webSocketFrameOf(Uint8Array.of(1, 2, 3))
+  /** @type {unknown[]} */
+  const written = []
+  const socket = { cork () {}, uncork () {}, write (/** @type {unknown} */ chunk) { written.push(chunk); return true } }
+  new sender.constructor(socket).sendFrame([frame])
+  return written.length === 1 && Buffer.isBuffer(written[0]) && frame.equals(written[0])
+}
 
 /**
  * A packet's bytes as one unmasked binary WebSocket frame.
@@ -50,19 +100,32 @@ function packetOf (frame) {
 }
 
 /**
- * @param {import('socket.io').Socket} socket
- * @param {Buffer} frame from `webSocketFrameOf`
+ * The writer of one server's frames (from `webSocketFrameOf`), direct while the assumptions hold.
+ * @param {import('pino').Logger} logger told, once, of the assumption that failed
+ * @returns {WriteFrame}
  */
-export function writeFrame (socket, frame) {
-  const conn = /** @type {any} */ (socket.conn)
-  const transport = conn.transport
-  if (transport.name === 'websocket' && transport.writable && conn.writeBuffer.length === 0 && !conn.upgrading &&
-      conn.readyState === 'open') {
-    const webSocket = transport.socket
-    if (webSocket.readyState === WS_OPEN && webSocket.bufferedAmount === 0) {
-      webSocket._sender.sendFrame([frame])
-      return
+export function frameWriter (logger) {
+  /** @type {boolean | undefined} undefined until the first frame over WebSocket */
+  let direct
+  return function writeFrame (socket, frame) {
+    const conn = /** @type {any} */ (socket.conn)
+    const transport = conn.transport
+    if (transport.name === 'websocket' && (direct ??= assumptionsHold(conn, logger)) && transport.writable &&
+        conn.writeBuffer.length === 0 && !conn.upgrading && conn.readyState === 'open') {
+      const webSocket = transport.socket
+      if (webSocket.readyState === WS_OPEN && webSocket.bufferedAmount === 0) {
+        webSocket._sender.sendFrame([frame])
+        return
+      }
     }
+    conn.write(packetOf(frame))
   }
-  conn.write(packetOf(frame))
+}
+
+/** @param {any} conn over WebSocket @param {import('pino').Logger} logger */
+function assumptionsHold (conn, logger) {
+  const assumption = directWriteProblem(conn)
+  if (assumption === null) return true
+  logger.warn({ assumption }, 'writing every frame through Engine.IO: the direct path relies on internals of engine.io and ws that this version does not have (test/write-frame.test.js)')
+  return false
 }
