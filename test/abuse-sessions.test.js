@@ -204,7 +204,7 @@ describe('abusive clients of a server with auth on', { timeout: 60000 }, () => {
 
   it('closes a membership when its token expires, with doc:closed reason expired, and refuses the re-join', async () => {
     const id = await newSession()
-    const { token } = await new TokenIssuer(AUTH.authSecret).issue({ session: id, user: 'eve', role: 'editor', ttlSeconds: 2 })
+    const { token } = await new TokenIssuer(AUTH.authSecret).issue({ session: id, user: 'eve', role: 'editor', generation: 0, ttlSeconds: 2 })
     const eve = editorWith(token)
     assert.equal((await eve.join(id)).ok, true)
     assert.deepEqual(await eve.insert(id, 0, 'before'), { ok: true })

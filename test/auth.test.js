@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict'
+import { randomUUID } from 'node:crypto'
 import { after, before, describe, it } from 'node:test'
 import { Writable } from 'node:stream'
+import { SignJWT } from 'jose'
 import pino from 'pino'
 import { createServer } from '../server/app.js'
 import { TokenIssuer } from '../server/auth/tokens.js'
@@ -88,6 +90,19 @@ describe('with AUTH_SECRET and API_KEY set', () => {
     return editor
   }
   const newSession = async () => (await api(tandem.url, '/api/sessions', { method: 'POST', body: { name: 'secure' }, headers: KEY })).body.id
+  /**
+   * A join token as minted before revocation generations: `iat_ms`, no `gen`.
+   * @param {string} session @param {string} user @param {number} issuedAtMs
+   */
+  const legacyToken = (session, user, issuedAtMs) =>
+    new SignJWT({ sid: session, role: 'editor', iat_ms: issuedAtMs })
+      .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+      .setIssuer('tandem')
+      .setSubject(user)
+      .setJti(randomUUID())
+      .setIssuedAt(Math.floor(issuedAtMs / 1000))
+      .setExpirationTime('10m')
+      .sign(new TextEncoder().encode(AUTH_SECRET))
   /** @param {string} session @param {object} body */
   const mint = async (session, body) => {
     const res = await api(tandem.url, `/api/sessions/${session}/tokens`, { method: 'POST', body, headers: KEY })
@@ -134,11 +149,11 @@ describe('with AUTH_SECRET and API_KEY set', () => {
     const id = await newSession()
     const noToken = await editorWith().connectError()
     assert.equal(noToken.data.code, 'UNAUTHORIZED')
-    const forged = await new TokenIssuer('another-secret-that-is-at-least-32-chars').issue({ session: id, user: 'eve', role: 'editor', ttlSeconds: 600 })
+    const forged = await new TokenIssuer('another-secret-that-is-at-least-32-chars').issue({ session: id, user: 'eve', role: 'editor', generation: 0, ttlSeconds: 600 })
     const forgedError = await editorWith(forged.token).connectError()
     assert.equal(forgedError.data.code, 'UNAUTHORIZED')
     assert.match(forgedError.data.message, /invalid/)
-    const expired = await new TokenIssuer(AUTH_SECRET).issue({ session: id, user: 'bob', role: 'editor', ttlSeconds: -60 })
+    const expired = await new TokenIssuer(AUTH_SECRET).issue({ session: id, user: 'bob', role: 'editor', generation: 0, ttlSeconds: -60 })
     const expiredError = await editorWith(expired.token).connectError()
     assert.equal(expiredError.data.code, 'UNAUTHORIZED')
     assert.match(expiredError.data.message, /expired/)
@@ -228,13 +243,50 @@ describe('with AUTH_SECRET and API_KEY set', () => {
     await second.join(id)
     const res = await api(tandem.url, `/api/sessions/${id}/tokens?user=carol`, { method: 'DELETE', headers: KEY })
     assert.equal(res.status, 204)
-    // The revocation was stamped (in ms) before the reply: a token minted in that same millisecond
-    // counts as revoked, so the next one is minted once the clock has moved past the reply.
-    const revokedBy = Date.now()
     await eventually(() => [first, second].every(e => e.received.some(r => r.event === EVENTS.CLOSED)))
-    await eventually(() => Date.now() > revokedBy, { intervalMs: 1, what: 'the clock past the revocation' })
     const fresh = editorWith((await mint(id, { user: 'carol', role: 'editor' })).token)
     assert.equal((await fresh.join(id)).ok, true)
+  })
+
+  for (const [step, stepMs] of /** @type {const} */ ([['an hour', 3_600_000], ['two seconds', 2000]])) {
+    it(`refuses the token of a revoked user after the wall clock steps back ${step}, and admits one minted afterwards`, async (t) => {
+      const id = await newSession()
+      const { token } = await mint(id, { user: 'dan', role: 'editor' })
+      t.mock.timers.enable({ apis: ['Date'], now: Date.now() - stepMs })
+      assert.equal((await api(tandem.url, `/api/sessions/${id}/tokens?user=dan`, { method: 'DELETE', headers: KEY })).status, 204)
+      const refused = await editorWith(token).joinOutcome(id)
+      assert.equal(refused.code, 'UNAUTHORIZED', 'the revoked token is refused')
+      assert.match(refused.message, /revoked/)
+      const fresh = await mint(id, { user: 'dan', role: 'editor' })
+      const dan = editorWith(fresh.token)
+      assert.equal((await dan.joinOutcome(id)).code, 'joined', 'a token minted after the revocation, on the stepped clock, works')
+      assert.deepEqual(await dan.insert(id, 0, 'mine'), { ok: true })
+      assert.equal((await api(tandem.url, `/api/sessions/${id}/content`, { headers: KEY })).body, 'mine')
+    })
+  }
+
+  it('admits a token minted before generations until its user is revoked, and orders it by time against a revocation recorded then', async () => {
+    const id = await newSession()
+    const now = Date.now()
+    assert.equal((await editorWith(await legacyToken(id, 'erin', now)).joinOutcome(id)).code, 'joined')
+    assert.equal((await api(tandem.url, `/api/sessions/${id}/tokens?user=erin`, { method: 'DELETE', headers: KEY })).status, 204)
+    assert.equal((await editorWith(await legacyToken(id, 'erin', now)).joinOutcome(id)).code, 'UNAUTHORIZED', 'revoked since, by generation')
+
+    // A revocation of frank recorded before generations: the time it was made, in ms.
+    const store = /** @type {import('../server/storage/level-session-store.js').LevelSessionStore} */ (tandem.server.backend.sessionStore)
+    await store.revoked.put(`${id}!user:frank`, now)
+    assert.equal((await editorWith(await legacyToken(id, 'frank', now - 1)).joinOutcome(id)).code, 'UNAUTHORIZED')
+    assert.equal((await editorWith(await legacyToken(id, 'frank', now + 1)).joinOutcome(id)).code, 'joined')
+    const current = await mint(id, { user: 'frank', role: 'editor' })
+    assert.equal((await editorWith(current.token).joinOutcome(id)).code, 'joined', 'a time record says nothing about tokens with a generation')
+  })
+
+  it('loses no revocation of a user when several are recorded at once', async () => {
+    const id = await newSession()
+    const store = tandem.server.backend.sessionStore
+    const generations = await Promise.all(Array.from({ length: 8 }, () => store.increment(id, 'gen:gus')))
+    assert.deepEqual(generations.sort((x, y) => x - y), [1, 2, 3, 4, 5, 6, 7, 8])
+    assert.deepEqual(await store.revocations(id, ['gen:gus']), [8])
   })
 
   it('writes one audit line per address and kind of refusal every 10 s, however many it refuses, then says how many it left out', async (t) => {

@@ -68,6 +68,67 @@ describe('security across two servers sharing one Redis', { skip: missing('redis
   })
 })
 
+describe('user revocation across two servers whose clocks disagree', { skip: missing('redis-server') }, () => {
+  /** @type {Awaited<ReturnType<typeof startRedis>>} */
+  let redis
+  /** @type {Awaited<ReturnType<typeof startServer>>} */
+  let a
+  /** @type {Awaited<ReturnType<typeof startServer>>} */
+  let b
+  /** @type {TestEditor[]} */
+  const editors = []
+
+  before(async () => {
+    redis = await startRedis()
+    a = await startServer({ redisUrl: redis.url, nodeName: 'host-a', ...AUTH })
+    b = await startServer({ redisUrl: redis.url, nodeName: 'host-b', ...AUTH })
+  })
+  after(async () => {
+    for (const editor of editors) editor.close()
+    await a?.close()
+    await b?.close()
+    await redis?.remove()
+  })
+
+  /** @param {{ url: string }} server @param {string} token */
+  const editorOn = (server, token) => {
+    const editor = new TestEditor(server.url, { auth: { token } })
+    editors.push(editor)
+    return editor
+  }
+  // Expiry still reads the clock: a token minted on A expires an hour early by B's, so it lives two.
+  /** @param {{ url: string }} server @param {string} session @param {string} user */
+  const mint = async (server, session, user) =>
+    (await api(server.url, `/api/sessions/${session}/tokens`, { method: 'POST', body: { user, role: 'editor', ttl: 7200 }, headers: KEY })).body.token
+
+  for (const [step, stepMs] of /** @type {const} */ ([['an hour', 3_600_000], ['two seconds', 2000]])) {
+    it(`refuses on server B a user revoked on server A, whose clock is ${step} behind B's, and admits a token A mints afterwards`, async (t) => {
+      const { body: session } = await api(b.url, '/api/sessions', { method: 'POST', body: { name: 'skewed' }, headers: KEY })
+      const token = await mint(b, session.id, 'alice')
+      assert.equal((await editorOn(b, token).joinOutcome(session.id)).code, 'joined')
+
+      t.mock.timers.enable({ apis: ['Date'], now: Date.now() - stepMs })
+      assert.equal((await api(a.url, `/api/sessions/${session.id}/tokens?user=alice`, { method: 'DELETE', headers: KEY })).status, 204)
+      const fresh = await mint(a, session.id, 'alice')
+      t.mock.timers.reset()
+
+      const refused = await editorOn(b, token).joinOutcome(session.id)
+      assert.equal(refused.code, 'UNAUTHORIZED', 'server B refuses the revoked token')
+      assert.match(refused.message, /revoked/)
+      const alice = editorOn(b, fresh)
+      assert.equal((await alice.joinOutcome(session.id)).code, 'joined', 'the token minted after the revocation works on B')
+      assert.deepEqual(await alice.insert(session.id, 0, 'back'), { ok: true })
+    })
+  }
+
+  it('loses no revocation of a user when several are recorded at once', async () => {
+    const { body: session } = await api(a.url, '/api/sessions', { method: 'POST', body: { name: 'many' }, headers: KEY })
+    const stores = [a, b].map(server => server.server.backend.sessionStore)
+    const generations = await Promise.all(Array.from({ length: 8 }, (_, i) => stores[i % 2].increment(session.id, 'gen:gus')))
+    assert.deepEqual(generations.sort((x, y) => x - y), [1, 2, 3, 4, 5, 6, 7, 8])
+  })
+})
+
 describe('seats across two servers sharing one Redis', { skip: missing('redis-server') }, () => {
   /** @type {Awaited<ReturnType<typeof startRedis>>} */
   let redis

@@ -40,7 +40,10 @@ export class Access {
    */
   async issue (session, { user, role, ttl }) {
     if (!this.issuer) throw new AppError('BAD_REQUEST', 'authentication is off (no AUTH_SECRET): tokens are not needed')
-    return { ...await this.issuer.issue({ session, user, role, ttlSeconds: ttl ?? this.config.tokenTtlSeconds }), user, role }
+    // Read before signing: a revocation of the user that lands meanwhile refuses this token too.
+    const [generation = 0] = await fromStorage(this.store.revocations(session, [generationKey(user)]))
+    const ttlSeconds = ttl ?? this.config.tokenTtlSeconds
+    return { ...await this.issuer.issue({ session, user, role, generation, ttlSeconds }), user, role }
   }
 
   /**
@@ -69,20 +72,26 @@ export class Access {
 
   /** @param {import('./tokens.js').Grant} grant */
   async #checkRevoked (grant) {
-    const [tokenRevoked, userRevokedAt] = await fromStorage(
-      this.store.revocations(grant.session, [tokenKey(grant.tokenId), userKey(grant.user)])
-    )
-    if (tokenRevoked !== undefined || (userRevokedAt !== undefined && grant.issuedAtMs <= userRevokedAt)) throw revoked()
+    const [tokenRevoked, generation = 0, legacyRevokedAtMs] = await fromStorage(this.store.revocations(
+      grant.session, [tokenKey(grant.tokenId), generationKey(grant.user), legacyUserKey(grant.user)]
+    ))
+    const legacyRevoked = grant.legacyIssuedAtMs !== undefined && legacyRevokedAtMs !== undefined &&
+      grant.legacyIssuedAtMs <= legacyRevokedAtMs
+    if (tokenRevoked !== undefined || grant.generation < generation || legacyRevoked) throw revoked()
   }
 
   /** @param {string} session @param {string} tokenId */
   async revokeToken (session, tokenId) {
-    await fromStorage(this.store.revoke(session, tokenKey(tokenId), Date.now()))
+    await fromStorage(this.store.revoke(session, tokenKey(tokenId)))
   }
 
-  /** Revokes every token of `user` minted so far. @param {string} session @param {string} user */
+  /**
+   * Revokes every token of `user` minted so far: each carries the generation it was minted in, and
+   * the stored one is now past it, whatever any clock says.
+   * @param {string} session @param {string} user
+   */
   async revokeUser (session, user) {
-    await fromStorage(this.store.revoke(session, userKey(user), Date.now()))
+    await fromStorage(this.store.increment(session, generationKey(user)))
   }
 }
 
@@ -90,4 +99,10 @@ const revoked = () => new AppError('UNAUTHORIZED', 'the token has been revoked')
 /** @param {string} tokenId */
 const tokenKey = tokenId => `token:${tokenId}`
 /** @param {string} user */
-const userKey = user => `user:${user}`
+const generationKey = user => `gen:${user}`
+/**
+ * When the user was last revoked (ms), as recorded before generations; read only to order tokens of
+ * that time (no `gen`), which expire within MAX_TOKEN_TTL_SECONDS of it.
+ * @param {string} user
+ */
+const legacyUserKey = user => `user:${user}`

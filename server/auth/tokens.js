@@ -4,8 +4,10 @@ import { AppError } from '../errors.js'
 import { ROLES } from '../../isomorphic/events.js'
 
 // Join tokens: HS256 JWTs signed with AUTH_SECRET, each naming one session, one user and a role.
-// `jti` names the token for revocation; `iat_ms` orders it against a revocation of its user
-// (`iat` has whole seconds only, too coarse to tell a token minted just after a revocation).
+// `jti` names the token for revocation; `gen` is its user's revocation generation when it was
+// minted, so revoking the user (which increments the stored generation) refuses it. No clock orders
+// the two: a clock stepped back, or another host's skewed one, would let a revoked token in.
+// Tokens minted before generations carry `iat_ms` instead (see Grant.legacyIssuedAtMs).
 
 const ISSUER = 'tandem'
 const ALGORITHM = 'HS256'
@@ -16,7 +18,10 @@ const ALGORITHM = 'HS256'
  * @property {string} user
  * @property {'editor' | 'viewer'} role
  * @property {string} tokenId
- * @property {number} issuedAtMs
+ * @property {number} generation its user's revocation generation when it was minted
+ * @property {number | undefined} legacyIssuedAtMs set only on a token minted before generations,
+ *   which has no `gen` and counts as generation 0; a revocation of its user recorded before then
+ *   has a time to be ordered against
  * @property {number} expiresAtMs
  */
 
@@ -27,14 +32,15 @@ export class TokenIssuer {
   }
 
   /**
-   * @param {{ session: string, user: string, role: 'editor' | 'viewer', ttlSeconds: number }} claims
+   * @param {{ session: string, user: string, role: 'editor' | 'viewer', generation: number, ttlSeconds: number }} claims
+   *   `generation`: the user's revocation generation, read from the store
    * @returns {Promise<{ token: string, tokenId: string, expiresAt: string }>}
    */
-  async issue ({ session, user, role, ttlSeconds }) {
+  async issue ({ session, user, role, generation, ttlSeconds }) {
     const issuedAtMs = Date.now()
     const expiresAt = Math.floor(issuedAtMs / 1000) + ttlSeconds
     const tokenId = randomBytes(12).toString('base64url')
-    const token = await new SignJWT({ sid: session, role, iat_ms: issuedAtMs })
+    const token = await new SignJWT({ sid: session, role, gen: generation })
       .setProtectedHeader({ alg: ALGORITHM, typ: 'JWT' })
       .setIssuer(ISSUER)
       .setSubject(user)
@@ -59,9 +65,11 @@ export class TokenIssuer {
       if (err instanceof errors.JWTExpired) throw new AppError('UNAUTHORIZED', 'the token has expired')
       throw new AppError('UNAUTHORIZED', 'the token is invalid')
     }
-    const { sid, sub, role, jti, iat_ms: issuedAtMs, exp } = payload
+    const { sid, sub, role, jti, gen, iat_ms: issuedAtMs, exp } = payload
+    const legacy = gen === undefined
     if (typeof sid !== 'string' || typeof sub !== 'string' || typeof jti !== 'string' ||
-        !(/** @type {unknown[]} */ (Object.values(ROLES)).includes(role)) || typeof issuedAtMs !== 'number' || typeof exp !== 'number') {
+        !(/** @type {unknown[]} */ (Object.values(ROLES)).includes(role)) || typeof exp !== 'number' ||
+        (legacy ? typeof issuedAtMs !== 'number' : !Number.isSafeInteger(gen) || /** @type {number} */ (gen) < 0)) {
       throw new AppError('UNAUTHORIZED', 'the token is invalid')
     }
     return {
@@ -69,7 +77,8 @@ export class TokenIssuer {
       user: sub,
       role: /** @type {'editor' | 'viewer'} */ (role),
       tokenId: jti,
-      issuedAtMs,
+      generation: legacy ? 0 : /** @type {number} */ (gen),
+      legacyIssuedAtMs: legacy ? /** @type {number} */ (issuedAtMs) : undefined,
       expiresAtMs: exp * 1000
     }
   }

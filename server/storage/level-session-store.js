@@ -6,6 +6,9 @@
 
 /** @implements {SessionStore} */
 export class LevelSessionStore {
+  /** @type {Promise<unknown>} increments run one at a time, each reading what the last one wrote */
+  #increments = Promise.resolve()
+
   /**
    * @param {import('./level-guard.js').LevelGuard} guard the database; every write goes through it
    * @param {{ syncWrites: boolean }} options
@@ -46,9 +49,25 @@ export class LevelSessionStore {
     await this.guard.write(() => this.revoked.clear({ gt: `${id}!`, lt: `${id}"` }))
   }
 
-  /** @param {string} id @param {string} key @param {number} value */
-  async revoke (id, key, value) {
-    await this.guard.write(() => this.revoked.put(`${id}!${key}`, value, this.writeOptions))
+  /** @param {string} id @param {string} key */
+  async revoke (id, key) {
+    await this.guard.write(() => this.revoked.put(`${id}!${key}`, 1, this.writeOptions))
+  }
+
+  /**
+   * Only this process opens the database, so serializing here makes the read and the write one step.
+   * @param {string} id @param {string} key
+   * @returns {Promise<number>}
+   */
+  increment (id, key) {
+    const stored = `${id}!${key}`
+    const next = this.#increments.then(async () => {
+      const sum = ((await this.guard.read(() => this.revoked.get(stored))) ?? 0) + 1
+      await this.guard.write(() => this.revoked.put(stored, sum, this.writeOptions))
+      return sum
+    })
+    this.#increments = next.catch(() => {})
+    return next
   }
 
   /** @param {string} id @param {string[]} keys */

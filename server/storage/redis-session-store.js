@@ -45,9 +45,14 @@ export class RedisSessionStore {
     await execMulti(this.client.multi().hdel(RECORDS, id).zrem(ORDER, id).del(revokedKey(id)))
   }
 
-  /** @param {string} id @param {string} key @param {number} value */
-  async revoke (id, key, value) {
-    await this.client.hset(revokedKey(id), key, String(value))
+  /** @param {string} id @param {string} key */
+  async revoke (id, key) {
+    await this.client.hset(revokedKey(id), key, '1')
+  }
+
+  /** @param {string} id @param {string} key */
+  async increment (id, key) {
+    return this.client.hincrby(revokedKey(id), key, 1)
   }
 
   /** @param {string} id @param {string[]} keys */

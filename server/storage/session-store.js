@@ -16,9 +16,11 @@
  * @property {(id: string) => Promise<SessionRecord | undefined>} get
  * @property {(page: { limit: number, cursor?: string }) => Promise<{ items: SessionRecord[], nextCursor: string | null }>} list
  * @property {(id: string) => Promise<void>} delete removes the session and its revocations
- * @property {(id: string, key: string, value: number) => Promise<void>} revoke records a revocation
- *   (`token:<tokenId>` or `user:<name>`) with a time in ms
- * @property {(id: string, keys: string[]) => Promise<(number | undefined)[]>} revocations the times
+ * @property {(id: string, key: string) => Promise<void>} revoke records that `key` (a token) is revoked
+ * @property {(id: string, key: string) => Promise<number>} increment adds 1 to the number recorded
+ *   for `key` (a user's revocation generation; 0 while none) and returns the sum, atomically: of two
+ *   increments at once, neither is lost
+ * @property {(id: string, keys: string[]) => Promise<(number | undefined)[]>} revocations the numbers
  *   recorded for `keys`, undefined where none
  */
 

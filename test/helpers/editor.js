@@ -86,6 +86,21 @@ export class TestEditor {
     return reply
   }
 
+  /**
+   * How a join ends, wherever it is refused (at the handshake or at the join): `joined`, or the
+   * refusal's code and message.
+   * @param {string} doc
+   * @returns {Promise<{ code: string, message: string }>}
+   */
+  async joinOutcome (doc) {
+    try {
+      const reply = await this.join(doc)
+      return reply.ok ? { code: 'joined', message: '' } : reply.error
+    } catch (err) {
+      return /** @type {{ data?: { code: string, message: string } }} */ (err).data ?? { code: 'error', message: String(err) }
+    }
+  }
+
   /** @param {string} doc */
   text (doc) {
     return this.ydoc(doc).getText(TEXT_NAME).toString()
