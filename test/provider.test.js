@@ -204,7 +204,7 @@ describe('SocketIOProvider against a real server', () => {
 
     // The update check refuses every update known to fail while applying, so the reload is made
     // here as the registry makes it after such a failure or a refused write.
-    await tandem.server.registry.invalidate(id)
+    await tandem.server.registry.invalidate(/** @type {any} */ (tandem.server.registry.get(id)))
     await eventually(() => alice.events.closed.length > 0 && alice.provider.status === 'connected')
     assert.deepEqual(alice.events.closed, ['reload'])
     assert.deepEqual(alice.events.status.slice(statuses), ['connecting', 'connected'])

@@ -27,6 +27,17 @@ export class CompactionQueue {
     })
   }
 
+  /**
+   * Takes a compaction that has not started out of the queue; it resolves without running.
+   * @param {() => Promise<void>} compact as given to `run`
+   */
+  cancel (compact) {
+    const index = this.#waiting.findIndex(entry => entry.compact === compact)
+    if (index === -1) return
+    const [entry] = this.#waiting.splice(index, 1)
+    entry.resolve()
+  }
+
   #next () {
     const entry = this.#waiting.shift()
     if (!entry) {

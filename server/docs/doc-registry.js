@@ -1,8 +1,6 @@
-import * as Y from 'yjs'
 import { AppError } from '../errors.js'
 import { CompactionQueue } from './compaction-queue.js'
-import { LiveDoc, STORE_ORIGIN } from './live-doc.js'
-import { checkStoredShape, hasPending } from './update-shape.js'
+import { LiveDoc } from './live-doc.js'
 
 /** How long a deleted document's id is remembered, in ms: far longer than any load or join takes. */
 const DELETED_KEPT_MS = 60 * 60 * 1000
@@ -120,29 +118,28 @@ export class DocRegistry {
   async unload (id) {
     const doc = this.#docs.get(id)
     if (!doc || doc.sockets.size > 0) return
-    await this.#drop(doc, () => doc.flush())
+    await this.#drop(doc, { compact: true })
   }
 
   /**
-   * Drops a document whose in-memory state can no longer be trusted, without compacting it: the next
-   * open reloads it from storage, which holds only updates that applied cleanly. Its editors must be
-   * detached first.
+   * Drops a document without compacting it; what it took is still written first.
    * @param {string} id
    */
   async evict (id) {
     const doc = this.#docs.get(id)
-    if (doc) await this.#drop(doc, () => doc.settled())
+    if (doc) await this.#drop(doc, { compact: false })
   }
 
   /**
-   * Drops a document whose memory holds what storage does not (an update failed halfway through
-   * applying, or a write of it was refused): its editors are told to rejoin, and the next open
-   * reloads it from storage.
-   * @param {string} id
+   * Drops a copy whose memory holds what storage does not (an update failed halfway through applying,
+   * or a write of it was refused): its editors are told to rejoin, and the next open reloads it from
+   * storage. Acts on that copy only, never on one loaded after it.
+   * @param {LiveDoc} doc
    */
-  async invalidate (id) {
-    this.onInvalid(id, this)
-    await this.evict(id)
+  async invalidate (doc) {
+    if (this.#docs.get(doc.id) !== doc) return
+    this.onInvalid(doc.id, this)
+    await this.#drop(doc, { compact: false })
   }
 
   /**
@@ -166,11 +163,11 @@ export class DocRegistry {
       this.#deleted.delete(deletedId)
     }
     const doc = this.#docs.get(id) ?? await this.#loading.get(id)?.catch(() => undefined)
-    if (doc) await this.#drop(doc, () => doc.settled())
+    if (doc) await this.#drop(doc, { compact: false })
     await this.#unloading.get(id)
   }
 
-  /** Flushes and unloads every document (shutdown); editors must be gone. */
+  /** Compacts and unloads every document (shutdown); editors must be gone. */
   async closeAll () {
     await Promise.allSettled([...this.#loading.values()])
     await Promise.all([...this.#docs.keys()].map(id => this.unload(id)))
@@ -181,23 +178,26 @@ export class DocRegistry {
   async #load (id) {
     await this.#unloading.get(id)
     const started = performance.now()
-    const ydoc = new Y.Doc()
-    /** @type {import('../storage/doc-store.js').StoredDoc} */
-    let stored
+    const doc = new LiveDoc(id, {
+      store: this.store,
+      onRemoteUpdate: this.onRemoteUpdate,
+      onApplied: this.onApplied,
+      onUntrusted: (distrusted) => {
+        this.invalidate(distrusted).catch(err => this.logger.error({ err, doc: id }, 'dropping a distrusted document failed'))
+      },
+      compactAfterUpdates: this.config.compactAfterUpdates,
+      compactions: this.compactions,
+      maxDocBytes: this.config.maxDocBytes,
+      maxDocStructs: this.config.maxDocStructs,
+      logger: this.logger.child({ doc: id }),
+      metrics: this.metrics
+    })
+    let storedUpdates
     try {
       // Subscribed before the read: a write stored after it arrives as a message.
       await this.feed?.subscribe(id)
-      stored = await this.store.load(id)
-      checkStoredShape(stored.updates, this.config.maxDocStructs)
-      // One transaction over the stored updates: 10,000 keystrokes load in ~50 ms this way, while
-      // Y.mergeUpdates on the same log takes over a second.
-      Y.transact(ydoc, () => {
-        for (const update of stored.updates) Y.applyUpdate(ydoc, update, STORE_ORIGIN)
-      }, STORE_ORIGIN)
-      // Served, a document missing what its updates build on would show a text nobody wrote.
-      if (hasPending(ydoc)) throw new Error('the stored updates build on structs storage does not hold')
+      storedUpdates = await doc.load()
     } catch (err) {
-      ydoc.destroy()
       this.feed?.unsubscribe(id)
       if (err instanceof AppError && err.code === 'TOO_LARGE') {
         this.logger.error({ err: err.message, doc: id }, 'document refused on load')
@@ -209,43 +209,29 @@ export class DocRegistry {
       throw new AppError('UNAVAILABLE', 'document could not be loaded; retry later')
     }
     if (this.#deleted.has(id)) {
-      ydoc.destroy()
+      await doc.close({ compact: false })
       this.feed?.unsubscribe(id)
       throw new AppError('NOT_FOUND', `session ${id} was deleted`)
     }
-    const doc = new LiveDoc(id, ydoc, {
-      store: this.store,
-      stored,
-      onRemoteUpdate: this.onRemoteUpdate,
-      onApplied: this.onApplied,
-      onUntrusted: () => {
-        this.invalidate(id).catch(err => this.logger.error({ err, doc: id }, 'dropping a document after a failed write failed'))
-      },
-      compactAfterUpdates: this.config.compactAfterUpdates,
-      compactions: this.compactions,
-      maxDocBytes: this.config.maxDocBytes,
-      logger: this.logger.child({ doc: id }),
-      metrics: this.metrics
-    })
     this.#docs.set(id, doc)
     this.metrics.docLoadDuration.observe((performance.now() - started) / 1000)
-    if (stored.updates.length >= this.config.compactAfterUpdates) {
-      doc.flush().catch(err => this.logger.warn({ err, doc: id }, 'compaction after load failed'))
+    if (storedUpdates >= this.config.compactAfterUpdates) {
+      doc.compact().catch(err => this.logger.warn({ err, doc: id }, 'compaction after load failed'))
     }
     return doc
   }
 
   /**
-   * Forgets a document now; a load of the same id waits until `finish` (its last writes) is done.
+   * Forgets a document now and closes it; a load of the same id waits until it is closed. A close
+   * that fails (its last writes or compaction refused) is logged: the next load reads what is stored.
    * @param {LiveDoc} doc
-   * @param {() => Promise<void>} finish
+   * @param {{ compact: boolean }} options
    */
-  async #drop (doc, finish) {
+  async #drop (doc, options) {
     this.#forget(doc)
-    const dropping = finish().finally(() => {
-      doc.ydoc.destroy()
-      this.#unloading.delete(doc.id)
-    })
+    const dropping = doc.close(options)
+      .catch(err => this.logger.warn({ err, doc: doc.id }, 'closing a document failed'))
+      .finally(() => this.#unloading.delete(doc.id))
     this.#unloading.set(doc.id, dropping)
     await dropping
   }

@@ -2,21 +2,31 @@ import * as Y from 'yjs'
 import { AppError } from '../errors.js'
 import { AwarenessStates } from './awareness-states.js'
 import { compareIds } from '../storage/stream-ids.js'
-import { hasPending } from './update-shape.js'
+import { checkStoredShape, hasPending } from './update-shape.js'
 
 /** Received writes a copy holds before it applies them anyway. */
 const MAX_RECEIVED = 32
 
 /**
  * Clients that ever wrote to a document from which its editors' updates wait for the end of the
- * turn, to be applied in one transaction: a Yjs transaction, even an empty one, costs about 4 µs
- * plus 0.15 µs per client (10 µs at 64 clients, 47 µs at 300, Node 26 here). Below, an update is
- * applied at once, and its ACK and relay wait for nothing.
+ * turn, to be applied in one transaction: every Yjs transaction costs time per client
+ * (docs/PERFORMANCE.md, "One transaction per turn"). Below, an update is applied at once.
  */
 const BATCHED_FROM_CLIENTS = 64
 
 /** Origin of updates read back from the store, so nothing mistakes them for a client's. */
 export const STORE_ORIGIN = Symbol('store')
+
+/**
+ * Where a loaded document is in its life. Every path that applies, writes, compacts or acknowledges
+ * consults it (docs/ARCHITECTURE.md, "The life of a loaded document").
+ * - loading: its stored updates are being read;
+ * - live: it takes, applies, writes and compacts updates;
+ * - closing: it takes nothing more; what it took is written (an unload then compacts it), unless it
+ *   closes because it was distrusted, when what waits is refused;
+ * - closed: its Y.Doc is destroyed.
+ */
+export const DOC_STATES = Object.freeze({ LOADING: 'loading', LIVE: 'live', CLOSING: 'closing', CLOSED: 'closed' })
 
 /**
  * An update of an editor in this process, checked, on its way to being applied, relayed and stored.
@@ -29,40 +39,11 @@ export const STORE_ORIGIN = Symbol('store')
 
 /**
  * A document held in memory while it has editors: the Y.Doc, its awareness, the sockets that joined
- * it, and the write queue that makes every acknowledged update durable.
- *
- * Writes are group-committed: updates that arrive while a write is in flight are stored together in
- * the next one, so a busy document costs one storage round trip per batch rather than per update.
- * Appends run one at a time. A compaction runs beside them, one at a time: its snapshot holds every
- * update applied when it is taken, and the store removes only what the snapshot holds, so the writes
- * behind it do not wait for it (they did, and every 500th update's ACK waited for a snapshot to be
- * encoded and written). One that falls due waits its turn among the process's documents'
- * (compaction-queue.js).
- *
- * When the store is shared with other processes, the copy follows the stored log: `receive` applies
- * what other processes publish as they store it (redis-doc-feed.js), and `catchUp` reads the log
- * from `position` whenever a message was missed, and before every join, so every worker answers with
- * the complete document. Whatever either brings that the copy lacked goes to this process's editors
- * (`onRemoteUpdate`): an update whose message was lost reaches them from the log. Received writes
- * are applied when the whole copy is next read (`ydoc`), several in one transaction rather than one
- * per message (13 % less CPU per delivery with a room's editors spread over four processes;
- * docs/CLUSTER.md); this process's editors' updates are checked and applied without them
- * (`appliedYdoc`) unless they build on them.
- *
- * In a document that many clients wrote to, an editor's update is applied at the end of the turn
- * that took it (`take`), with the others taken in the turn, in one Yjs transaction: Yjs reads the
- * document's state vector at both ends of a transaction, one entry per client that ever wrote,
- * which in one document of 300 editors cost more than a quarter of the server's busy time at one
- * transaction per update. A document of few clients applies each update at once. Every update is
- * checked before it is taken, against the copy as applied so far; one that builds on a waiting
- * update has it applied first. Whatever reads the whole copy (`ydoc`), and whatever waits on its
- * writes (`flush`, `settled`), applies what waits first.
- *
- * A failed write ends the document's life in memory: the Y.Doc holds the refused updates (they were
- * applied before being written), and a later update that builds on them would pass every check and
- * be stored without what it depends on, unreadable by any process that loads the document. So the
- * refused batch and everything queued behind it are refused, nothing more is written or compacted
- * from this copy, and `onUntrusted` has the registry reload the document from storage.
+ * it, and the write queue that makes every acknowledged update durable. Updates are applied, sent to
+ * the editors here, then written, group-committed (one append per batch). A compaction runs beside
+ * the writes, on a snapshot of stored state only. In a shared store the copy follows the stored log
+ * (`receive`, `catchUp`). A copy that holds what storage does not (a refused write, an update that
+ * failed halfway) is distrusted: it closes, and `onUntrusted` has the registry reload the document.
  */
 export class LiveDoc {
   /** @type {Set<import('socket.io').Socket>} */
@@ -70,29 +51,40 @@ export class LiveDoc {
   awareness = new AwarenessStates()
   /** @type {NodeJS.Timeout | undefined} */
   idleTimer
+  /** @type {typeof DOC_STATES[keyof typeof DOC_STATES]} */
+  state = DOC_STATES.LOADING
+  /** @type {unknown} why it was distrusted, or null */
+  distrustedBy = null
+  /** @type {string | null} how far into a shared log the copy has read */
+  position = null
+  /** Stored size of the document (snapshot plus log), counting applied updates still being written. */
+  bytes = 0
+  /** @type {import('./update-check.js').Additions} what the updates taken this turn may add */
+  takenAdditions = { structs: 0, clients: 0 }
   /** @type {{ update: Uint8Array, resolve: () => void, reject: (err: unknown) => void }[]} updates applied, waiting to be written */
   #queue = []
   /** @type {TakenUpdate[]} this process's editors' updates taken this turn, not applied yet */
   #taken = []
-  /** @type {import('./update-check.js').Additions} what the updates taken this turn may add */
-  takenAdditions = { structs: 0, clients: 0 }
-  /** @type {Promise<unknown>} tail of the chain that serialises store operations */
+  /** @type {Promise<unknown>} tail of the chain that runs one write at a time */
   #tail = Promise.resolve()
-  #storedUpdates
+  /** updates ever queued to be written, and ever written or refused: what a compaction waits on */
+  #queuedCount = 0
+  #writtenCount = 0
+  /** @type {{ count: number, resolve: () => void }[]} */
+  #writeWaiters = []
+  #storedUpdates = 0
   /** @type {Promise<void> | null} */
   #reading = null
   #readAgain = false
-  /** Stored size of the document (snapshot plus log), counting applied updates still being written. */
-  bytes = 0
-  /** @type {unknown} the write failure that ended this copy, or null */
-  failed = null
-  /** The copy may hold what storage does not (a failed write, an update failed halfway): nothing is compacted from it. */
-  #untrusted = false
   /** @type {Map<string, string>} this process's own writes in a shared log: position before → last entry */
   #ownSpans = new Map()
-  #ydoc
+  #ydoc = new Y.Doc()
   /** @type {Uint8Array[]} other processes' writes, sent to the editors here, not yet applied */
   #received = []
+  /** @type {(() => Promise<void>) | null} the compaction waiting for its turn in the process's queue */
+  #queuedCompaction = null
+  /** @type {Promise<void>} settles when the last compaction queued has run, or was dropped */
+  #compactionTurn = Promise.resolve()
   /** @type {Promise<void> | null} the compaction under way beside the writes */
   #compacting = null
   /** bytes of the snapshot this copy last compacted to; 0 until it has compacted */
@@ -100,16 +92,14 @@ export class LiveDoc {
 
   /**
    * @param {string} id
-   * @param {Y.Doc} ydoc
    * @param {object} deps
    * @param {import('../storage/doc-store.js').DocStore} deps.store
-   * @param {import('../storage/doc-store.js').StoredDoc} deps.stored what the document was loaded from
    * @param {number} deps.compactAfterUpdates
    * @param {import('./compaction-queue.js').CompactionQueue} deps.compactions where the compactions
-   *   this copy falls due for wait for their turn; `flush` compacts at once
+   *   this copy falls due for wait for their turn
    * @param {number} deps.maxDocBytes the stored size past which updates are refused
-   * @param {(docId: string) => void} deps.onUntrusted called when the copy holds what storage does
-   *   not: once when a write fails, and when an update fails halfway through applying
+   * @param {number} deps.maxDocStructs the most structs (and content values) it may hold
+   * @param {(doc: LiveDoc) => void} deps.onUntrusted called once, when the copy is distrusted
    * @param {(doc: LiveDoc, update: Uint8Array) => void} deps.onRemoteUpdate called with what another
    *   process stored that this copy lacked, to send to this process's editors
    * @param {(doc: LiveDoc, taken: TakenUpdate[]) => void} deps.onApplied called with this process's
@@ -117,16 +107,13 @@ export class LiveDoc {
    * @param {import('pino').Logger} deps.logger
    * @param {import('../metrics.js').Metrics} deps.metrics
    */
-  constructor (id, ydoc, { store, stored, compactAfterUpdates, compactions, maxDocBytes, onUntrusted, onRemoteUpdate, onApplied, logger, metrics }) {
+  constructor (id, { store, compactAfterUpdates, compactions, maxDocBytes, maxDocStructs, onUntrusted, onRemoteUpdate, onApplied, logger, metrics }) {
     this.id = id
-    this.#ydoc = ydoc
     this.store = store
-    this.position = stored.position
-    this.#storedUpdates = stored.updates.length
-    this.bytes = byteSum(stored.updates)
     this.compactAfterUpdates = compactAfterUpdates
     this.compactions = compactions
     this.maxDocBytes = maxDocBytes
+    this.maxDocStructs = maxDocStructs
     this.onUntrusted = onUntrusted
     this.onRemoteUpdate = onRemoteUpdate
     this.onApplied = onApplied
@@ -135,9 +122,36 @@ export class LiveDoc {
   }
 
   /**
+   * Reads the stored document: loading → live, or closed (and the store's error, or TOO_LARGE past
+   * the limits, or an Error when what is stored leaves anything pending: served, such a document
+   * would show a text nobody wrote).
+   * @returns {Promise<number>} how many stored updates it was read from
+   */
+  async load () {
+    try {
+      const stored = await this.store.load(this.id)
+      checkStoredShape(stored.updates, this.maxDocStructs)
+      // One transaction over the stored updates, far faster than merging them first.
+      this.#apply(stored.updates)
+      if (hasPending(this.#ydoc)) throw new Error('the stored updates build on structs storage does not hold')
+      this.position = stored.position
+      this.#storedUpdates = stored.updates.length
+      this.bytes = byteSum(stored.updates)
+    } catch (err) {
+      this.#close()
+      throw err
+    }
+    this.state = DOC_STATES.LIVE
+    return this.#storedUpdates
+  }
+
+  get live () {
+    return this.state === DOC_STATES.LIVE
+  }
+
+  /**
    * The document with everything applied: the writes received from other processes, and the updates
-   * taken this turn. Both are applied when the whole copy is next needed (a join, a compaction, an
-   * update that builds on them) if not before, several in one transaction.
+   * taken this turn.
    * @returns {Y.Doc}
    */
   get ydoc () {
@@ -148,11 +162,7 @@ export class LiveDoc {
 
   /**
    * The document as applied so far: writes received from other processes, and updates taken this
-   * turn, may still wait. An update of an editor here is checked against this, and only one that
-   * builds on what waits has it applied first (accept-update.js): editors mostly build on their own
-   * text and on what they were sent, so what waits is applied in larger groups than one transaction
-   * per update. Applying Yjs updates in another order gives the same document, and whatever an
-   * update may build on in this copy, it may build on once more is applied.
+   * turn, may still wait. An update is checked against this first (accept-update.js).
    * @returns {Y.Doc}
    */
   get appliedYdoc () {
@@ -171,16 +181,17 @@ export class LiveDoc {
 
   /**
    * Takes a checked update of an editor here: it is applied (in a document of many clients, at the
-   * end of the turn with the others taken in the turn, in one Yjs transaction: see the class), sent
-   * to the other editors here (`onApplied`) and stored. Resolves once it is stored. Rejects with
-   * INVALID_UPDATE if Yjs fails to apply it, with that failure if another update of the turn fails
-   * (`applyTaken`), or with the store's error.
+   * end of the turn, with the others taken in the turn, in one transaction), sent to the other
+   * editors here (`onApplied`) and stored. Resolves once it is stored. Rejects UNAVAILABLE when the
+   * copy is no longer live, INVALID_UPDATE if Yjs fails to apply it, with that failure if another
+   * update of the turn fails, or with the store's error.
    * @param {Uint8Array} update checked against `appliedYdoc`
    * @param {import('socket.io').Socket} sender
    * @param {import('./update-check.js').Additions} additions what it may add (update-check.js)
    * @returns {Promise<void>}
    */
   take (update, sender, additions) {
+    if (!this.live) return Promise.reject(this.#notLive())
     return new Promise((resolve, reject) => {
       this.#taken.push({ update, sender, resolve, reject })
       this.takenAdditions.structs += additions.structs
@@ -195,15 +206,18 @@ export class LiveDoc {
 
   /**
    * Applies the updates taken so far, sends them to the other editors here and queues their writes.
-   * One that fails halfway leaves part of it in memory, and the copy is reloaded from storage, as
-   * after a failed write: it is refused as INVALID_UPDATE, and the others of the turn with its
-   * error (retry), so that nothing is written from a copy no longer trusted.
+   * One that fails halfway, or leaves anything pending, distrusts the copy: it is refused as
+   * INVALID_UPDATE, and the others of the turn with its error (retry).
    */
   applyTaken () {
     if (this.#taken.length === 0) return
     const taken = this.#taken.splice(0)
     this.takenAdditions.structs = 0
     this.takenAdditions.clients = 0
+    if (!this.live) {
+      for (const entry of taken) entry.reject(this.#notLive())
+      return
+    }
     let applying = 0
     try {
       Y.transact(this.#ydoc, () => {
@@ -216,7 +230,7 @@ export class LiveDoc {
     } catch (err) {
       this.logger.warn({ err }, 'update failed to apply; reloading the document')
       taken.forEach((entry, i) => entry.reject(i === applying ? new AppError('INVALID_UPDATE', 'update could not be applied') : err))
-      this.#distrust()
+      this.#distrust(err)
       return
     }
     try {
@@ -228,43 +242,63 @@ export class LiveDoc {
   }
 
   /**
-   * Queues an applied update's write; writes are group-committed (see the class).
+   * Queues an applied update's write: one write at a time, each taking all that waits.
    * @param {{ update: Uint8Array, resolve: () => void, reject: (err: unknown) => void }} entry
    */
   #enqueue (entry) {
-    if (this.failed) {
-      entry.reject(this.failed)
-      return
-    }
+    this.#queuedCount++
     this.#queue.push(entry)
-    if (this.#queue.length === 1) this.#exclusive(() => this.#writeQueued())
+    if (this.#queue.length === 1) this.#oneAtATime(() => this.#writeQueued())
   }
 
   /**
-   * Brings `ydoc` up to date with what other processes stored. Resolves after a read that started
+   * Brings the copy up to date with what other processes stored. Resolves after a read that started
    * after this call; concurrent calls share one read loop.
    * @returns {Promise<void>}
    */
   catchUp () {
-    if (!this.store.shared) return Promise.resolve()
+    if (!this.store.shared || !this.live) return Promise.resolve()
     this.#readAgain = true
     this.#reading ??= this.#readLoop().finally(() => { this.#reading = null })
     return this.#reading
   }
 
-  /** Compacts the stored log into one snapshot once every pending write and compaction has landed. */
-  flush () {
+  /** Compacts the stored log into one snapshot now, after the writes queued so far. */
+  compact () {
     this.applyTaken()
-    return this.#exclusive(async () => {
+    return this.#oneAtATime(async () => {
       await this.#compacting
-      if (this.#storedUpdates > 1 && !this.#untrusted) await this.#compact()
+      if (this.live && this.#storedUpdates > 1) await this.#compactStored({ exclusive: true })
     })
   }
 
-  /** Resolves once every update taken so far, and the compaction under way, has been attempted. */
-  settled () {
+  /** Resolves once every update taken so far, and the compaction they made due, has been attempted. */
+  async settled () {
     this.applyTaken()
-    return this.#exclusive(async () => { await this.#compacting })
+    await this.#oneAtATime(async () => {})
+    await this.#compactionTurn
+    await this.#compacting
+  }
+
+  /**
+   * live → closing → closed. Takes nothing more; resolves once what it took has been written (or
+   * refused, when distrusted) and the compaction under way has ended, then compacts if asked. A
+   * compaction still waiting for its turn is dropped: a close never waits on other documents'.
+   * @param {{ compact: boolean }} options
+   */
+  async close ({ compact }) {
+    if (this.state === DOC_STATES.CLOSED) return
+    this.applyTaken()
+    if (this.live) this.state = DOC_STATES.CLOSING
+    this.#dropQueuedCompaction()
+    try {
+      await this.#oneAtATime(async () => {
+        await this.#compacting
+        if (compact && this.distrustedBy === null && this.#storedUpdates > 1) await this.#compactStored({ exclusive: true })
+      })
+    } finally {
+      this.#close()
+    }
   }
 
   /**
@@ -273,13 +307,13 @@ export class LiveDoc {
    * @param {import('../storage/redis-doc-feed.js').FeedMessage} message
    */
   receive ({ prev, last, updates }) {
-    if (compareIds(last, /** @type {string} */ (this.position)) <= 0) return
+    if (!this.live || compareIds(last, /** @type {string} */ (this.position)) <= 0) return
     if (prev !== this.position || this.#reading) {
       this.catchUp().catch(err => this.logger.debug({ err }, 'catch-up after a missed message failed'))
       return
     }
-    // Following on from `position`, the message holds only what the copy lacks (another process's
-    // writes reach it no other way): its updates go to the editors as they are, not re-encoded.
+    // Following on from `position`, the message holds only what the copy lacks: its updates go to
+    // the editors as they are, not re-encoded.
     this.#received.push(...updates)
     this.bytes += byteSum(updates)
     for (const update of updates) this.onRemoteUpdate(this, update)
@@ -289,9 +323,10 @@ export class LiveDoc {
   }
 
   async #readLoop () {
-    while (this.#readAgain) {
+    while (this.#readAgain && this.live) {
       this.#readAgain = false
       const { updates, position } = await this.store.readSince(this.id, this.position)
+      if (!this.live) return
       this.#integrate(updates)
       this.#advance(position)
     }
@@ -299,7 +334,7 @@ export class LiveDoc {
 
   /**
    * Applies stored updates as one transaction; what they held that the copy lacked goes to the
-   * editors in this process.
+   * editors in this process. A log that leaves anything pending distrusts the copy.
    * @param {Uint8Array[]} updates
    */
   #integrate (updates) {
@@ -314,6 +349,10 @@ export class LiveDoc {
       this.bytes += byteSum(updates)
     } finally {
       this.#ydoc.off('update', capture)
+    }
+    if (hasPending(this.#ydoc)) {
+      this.#distrust(new Error('the stored log builds on structs storage does not hold'))
+      return
     }
     if (news) this.onRemoteUpdate(this, news)
   }
@@ -343,38 +382,98 @@ export class LiveDoc {
     }
   }
 
-  /** Nothing more is compacted from this copy, and the registry reloads the document from storage. */
-  #distrust () {
-    this.#untrusted = true
-    this.onUntrusted(this.id)
+  /**
+   * The copy holds what storage may not: live or closing → closing, distrusted. What waits to be
+   * written is refused (it may build on what storage refused), and the registry reloads the document.
+   * @param {unknown} err
+   */
+  #distrust (err) {
+    if (this.distrustedBy !== null || this.state === DOC_STATES.CLOSED) return
+    this.distrustedBy = err
+    this.state = DOC_STATES.CLOSING
+    this.#dropQueuedCompaction()
+    this.#refuseQueued(err)
+    this.onUntrusted(this)
+  }
+
+  /** closed: nothing is held any more. */
+  #close () {
+    this.state = DOC_STATES.CLOSED
+    this.#dropQueuedCompaction()
+    this.#refuseQueued(this.#notLive())
+    this.#ydoc.destroy()
+  }
+
+  /** @param {unknown} err */
+  #refuseQueued (err) {
+    const refused = this.#queue.splice(0)
+    for (const entry of refused) entry.reject(err)
+    this.#written(refused.length)
+  }
+
+  /** @param {number} count updates just written or refused */
+  #written (count) {
+    this.#writtenCount += count
+    if (this.#writeWaiters.length === 0) return
+    const waiting = this.#writeWaiters
+    this.#writeWaiters = []
+    for (const waiter of waiting) {
+      if (waiter.count <= this.#writtenCount || this.state === DOC_STATES.CLOSED) waiter.resolve()
+      else this.#writeWaiters.push(waiter)
+    }
+  }
+
+  /**
+   * Resolves once the first `count` updates ever queued have been written or refused.
+   * @param {number} count
+   * @returns {Promise<void>}
+   */
+  #writtenUpTo (count) {
+    if (this.#writtenCount >= count || this.state === DOC_STATES.CLOSED) return Promise.resolve()
+    return new Promise(resolve => this.#writeWaiters.push({ count, resolve }))
+  }
+
+  #notLive () {
+    return new AppError('UNAVAILABLE', `document ${this.id} is ${this.state}; retry`)
   }
 
   async #writeQueued () {
     const batch = this.#queue.splice(0)
-    if (this.failed) {
-      for (const entry of batch) entry.reject(this.failed)
-      return
-    }
+    if (batch.length === 0) return
     let stored
     try {
       stored = await this.store.append(this.id, batch.map(entry => entry.update))
     } catch (err) {
-      this.failed = err
+      for (const entry of batch) entry.reject(err)
+      this.#written(batch.length)
       // Updates queued meanwhile build on the refused ones: they are refused too.
-      for (const entry of [...batch, ...this.#queue.splice(0)]) entry.reject(err)
-      this.#distrust()
+      this.#distrust(err)
       return
     }
     this.#storedUpdates = stored.logLength ?? this.#storedUpdates + batch.length
     if (stored.span) this.#stored(stored.span)
     for (const entry of batch) entry.resolve()
-    if (this.#compactionDue() && !this.#compacting) {
-      // The updates are already durable in the log; a failed compaction only postpones the next one.
-      // It waits its turn; a copy no longer trusted by then is compacted no more (see the class).
-      this.#compacting = this.compactions.run(async () => { if (!this.#untrusted) await this.#compact() })
+    this.#written(batch.length)
+    if (this.live && this.#compactionDue() && !this.#compacting && !this.#queuedCompaction) this.#queueCompaction()
+  }
+
+  /** Waits for the process's compaction queue; the updates are durable in the log meanwhile. */
+  #queueCompaction () {
+    const turn = async () => {
+      this.#queuedCompaction = null
+      if (!this.live) return
+      this.#compacting = this.#compactStored({ exclusive: false })
         .catch(err => this.logger.warn({ err }, 'compaction failed'))
         .finally(() => { this.#compacting = null })
+      await this.#compacting
     }
+    this.#queuedCompaction = turn
+    this.#compactionTurn = this.compactions.run(turn).catch(err => this.logger.warn({ err }, 'compaction failed'))
+  }
+
+  #dropQueuedCompaction () {
+    if (this.#queuedCompaction) this.compactions.cancel(this.#queuedCompaction)
+    this.#queuedCompaction = null
   }
 
   /**
@@ -392,40 +491,50 @@ export class LiveDoc {
 
   /**
    * Whether the log has grown enough to be compacted: `compactAfterUpdates` updates, and at least as
-   * many bytes as the last snapshot. A compaction encodes the whole document, so its cost grows with
-   * the document; the bytes keep it to one per document's size of new writes. By the count alone,
-   * one document of 300 editors was compacted three times a second: 6.5 % of the main thread's busy
-   * time in a profile, in stalls of 10 to 30 ms that the editors' ACKs waited behind. Past half of
-   * `maxDocBytes` the count alone decides again: the size limit counts the log too, and a document
-   * that fits once compacted must not be refused for the log it has not compacted yet.
+   * many bytes as the last snapshot, so that each compaction, which encodes the whole document, is
+   * paid for by a document's size of new writes. Past half of `maxDocBytes` the count alone decides:
+   * the size limit counts the log too.
    */
   #compactionDue () {
     if (this.#storedUpdates < this.compactAfterUpdates) return false
     return this.bytes - this.#snapshotBytes >= this.#snapshotBytes || this.bytes > this.maxDocBytes / 2
   }
 
-  async #compact () {
-    const covered = this.#storedUpdates
-    const compacted = await this.store.compact(this.id, async () => {
-      await this.catchUp()
-      // The snapshot may also hold updates past `position` (this process's own, not read back yet);
-      // they stay in the log too, and applying a Yjs update twice is a no-op.
-      const snapshot = Y.encodeStateAsUpdate(this.ydoc)
-      this.bytes = snapshot.byteLength
-      this.#snapshotBytes = snapshot.byteLength
-      return { snapshot, position: this.position }
-    })
+  /**
+   * Replaces the stored log with a snapshot of stored state only. The snapshot is encoded at once,
+   * and written only once every update it holds has been: the ones being written or queued at that
+   * moment are stored first, and one of them refused (the copy is then distrusted) drops it. Beside
+   * the writes, it waits for them; in their line (`exclusive`), it writes what is queued itself.
+   * @param {{ exclusive: boolean }} options
+   */
+  async #compactStored ({ exclusive }) {
+    const snapshot = Y.encodeStateAsUpdate(this.ydoc)
+    if (this.distrustedBy !== null) return
+    const position = this.position
+    const bytesAtSnapshot = this.bytes
+    const covered = this.#storedUpdates + this.#queue.length
+    const holds = this.#queuedCount
+    // In the writes' line, those behind it wait for it: what is queued is written here.
+    if (exclusive && this.#queue.length > 0) await this.#writeQueued()
+    await this.#writtenUpTo(holds)
+    if (this.distrustedBy !== null) return
+    // The snapshot may also hold updates past `position` (this process's own, not read back yet);
+    // they stay in the log too, and applying a Yjs update twice is a no-op.
+    const compacted = await this.store.compact(this.id, async () => ({ snapshot, position }))
+    this.bytes = snapshot.byteLength + this.bytes - bytesAtSnapshot
+    this.#snapshotBytes = snapshot.byteLength
     // Appends stored meanwhile stay in the log.
     this.#storedUpdates = Math.max(1, this.#storedUpdates - covered + 1)
     if (compacted) this.metrics.compactions.inc()
   }
 
   /**
+   * Runs writes (and a compaction asked for now) one at a time, in the order asked.
    * @template T
    * @param {() => Promise<T>} step
    * @returns {Promise<T>}
    */
-  #exclusive (step) {
+  #oneAtATime (step) {
     const run = this.#tail.then(step)
     this.#tail = run.catch(() => {})
     return run
