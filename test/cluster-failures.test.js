@@ -9,7 +9,7 @@ import { TestEditor } from './helpers/editor.js'
 import { openDoc } from './helpers/provider.js'
 import { eventually } from './helpers/eventually.js'
 import { deferrals, missing } from './helpers/processes.js'
-import { startRedis } from './helpers/redis.js'
+import { guardOf, startRedis } from './helpers/redis.js'
 import { api, contentOf, createSession, startServer } from './helpers/server.js'
 
 // Redis failures between processes that share it must never leave an acknowledged edit unread:
@@ -203,7 +203,7 @@ describe('Redis failures between processes', { skip: missing('redis-server') }, 
     // Another process's write, stored but never published: a store with no feed writes the log only.
     const client = new Redis(redis.port, '127.0.0.1')
     defer(() => client.disconnect())
-    const silent = new RedisDocStore(client, { waitAof: false })
+    const silent = new RedisDocStore(client, { guard: guardOf(client), waitAof: false })
     const elsewhere = new Y.Doc()
     for (const update of (await silent.load(moved.id)).updates) Y.applyUpdate(elsewhere, update)
     const before = Y.encodeStateVector(elsewhere)

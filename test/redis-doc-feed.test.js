@@ -7,7 +7,7 @@ import { RedisDocFeed } from '../server/storage/redis-doc-feed.js'
 import { RedisDocStore } from '../server/storage/redis-doc-store.js'
 import { eventually } from './helpers/eventually.js'
 import { missing } from './helpers/processes.js'
-import { startRedis } from './helpers/redis.js'
+import { guardOf, startRedis } from './helpers/redis.js'
 
 // Two processes' feeds on one real Redis, in this test's process: each must hear the other's
 // stored writes, whether the append script published them or the process did (REDIS_WAITAOF), and
@@ -37,7 +37,8 @@ describe('document feeds of two processes sharing one Redis', { skip: missing('r
     /** @type {{ docId: string, updates: number[][] }[]} */
     const heard = []
     feed.onMessage = (docId, { updates }) => heard.push({ docId, updates: updates.map(update => [...update]) })
-    return { feed, heard, store: new RedisDocStore(await connect(), { waitAof: false, feed }) }
+    const data = await connect()
+    return { feed, heard, store: new RedisDocStore(data, { guard: guardOf(data), waitAof: false, feed }) }
   }
 
   it('delivers each stored write to the other process only', async () => {

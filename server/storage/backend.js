@@ -5,6 +5,7 @@ import { StartError } from '../exit-codes.js'
 import { LevelDocStore } from './level-doc-store.js'
 import { RedisDocFeed } from './redis-doc-feed.js'
 import { RedisDocStore } from './redis-doc-store.js'
+import { RedisGuard } from './redis-guard.js'
 import { RedisSeats } from './redis-seats.js'
 import { LocalSeats } from './seats.js'
 import { LevelSessionStore } from './level-session-store.js'
@@ -91,18 +92,20 @@ export async function openBackend (config, logger, health) {
     ? createShardedAdapter(publisher, subscriber, { channelPrefix: SHARDED_PREFIX })
     : createAdapter(publishingSafely(publisher, logger), subscriber, { key: 'tandem', requestsTimeout: 2000 })
   const feed = new RedisDocFeed({ publisher, subscriber, sharded, logger })
+  const guard = new RedisGuard(data, { health })
   return {
     storage: 'redis',
     broadcast: `redis-${config.redisAdapter}`,
-    docStore: new RedisDocStore(data, { waitAof: config.redisWaitAof, feed, appendSpacingMs: config.redisAppendSpacingMs }),
+    docStore: new RedisDocStore(data, { guard, waitAof: config.redisWaitAof, feed, appendSpacingMs: config.redisAppendSpacingMs }),
     sessionStore: new RedisSessionStore(data),
-    seats: new RedisSeats(data, { process: `${config.nodeName}/${process.pid}/${randomUUID().slice(0, 8)}`, leaseMs: config.seatLeaseMs, logger }),
+    seats: new RedisSeats(data, { guard, process: `${config.nodeName}/${process.pid}/${randomUUID().slice(0, 8)}`, leaseMs: config.seatLeaseMs, logger }),
     adapter,
     limitStore: data,
     feed,
     adapterReady: () => isReady(publisher) && isReady(subscriber),
     isReady: () => clients.every(isReady),
     close: async () => {
+      guard.close()
       for (const client of clients) await closeRedis(client)
     }
   }

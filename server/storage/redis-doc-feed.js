@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto'
-import { isReady } from './redis.js'
+import { AppError } from '../errors.js'
+import { COMMAND_TIMEOUT_MS, isReady } from './redis.js'
 
 // How processes that share Redis tell each other of a document's stored updates: each write is
 // published, after it is stored, on the document's own channel, with the stream ids it spans
@@ -44,12 +45,15 @@ export class RedisDocFeed {
    * @param {import('./redis.js').RedisClient} deps.subscriber
    * @param {boolean} deps.sharded SSUBSCRIBE/SPUBLISH (Redis 7) rather than SUBSCRIBE/PUBLISH
    * @param {import('pino').Logger} deps.logger
+   * @param {number} [deps.subscribeTimeoutMs] how long a subscribe waits for Redis to confirm it, ms
+   *   (default COMMAND_TIMEOUT_MS, as the data connection's commands)
    */
-  constructor ({ publisher, subscriber, sharded, logger }) {
+  constructor ({ publisher, subscriber, sharded, logger, subscribeTimeoutMs = COMMAND_TIMEOUT_MS }) {
     this.publisher = publisher
     this.subscriber = subscriber
     this.sharded = sharded
     this.logger = logger
+    this.subscribeTimeoutMs = subscribeTimeoutMs
     /** @type {(docId: string, message: FeedMessage) => void} set by the cluster wiring */
     this.onMessage = () => {}
     /** @type {() => void} called when the subscriber is back after a disconnect: messages were lost */
@@ -64,17 +68,33 @@ export class RedisDocFeed {
   }
 
   /**
-   * Resolves once Redis has confirmed the subscription; rejects at once while the subscriber is
-   * disconnected, rather than waiting in its offline queue.
+   * Resolves once Redis has confirmed the subscription; rejects UNAVAILABLE at once while the
+   * subscriber is disconnected, and after `subscribeTimeoutMs` without a reply. The subscriber
+   * queues commands while disconnected (its subscriptions must survive a reconnect): a drop after
+   * the check would otherwise park the subscribe, the document's load and every join waiting on it
+   * until Redis returns. A subscribe given up on may still land; the failed load's unsubscribe,
+   * queued behind it, undoes it.
    * @param {string} docId
    */
   async subscribe (docId) {
-    if (!isReady(this.subscriber)) throw new Error('the Redis subscriber is not connected')
+    if (!isReady(this.subscriber)) throw new AppError('UNAVAILABLE', 'the Redis subscriber is not connected; retry')
     const channel = channelOf(docId)
     this.#channels.add(docId)
     // Subscribing again to a subscribed channel changes nothing but answers once Redis has it.
-    if (this.sharded) await this.subscriber.ssubscribe(channel)
-    else await this.subscriber.subscribe(channel)
+    const subscribed = this.sharded ? this.subscriber.ssubscribe(channel) : this.subscriber.subscribe(channel)
+    /** @type {NodeJS.Timeout | undefined} */
+    let timer
+    const timedOut = new Promise((resolve, reject) => {
+      timer = setTimeout(() => reject(new AppError('UNAVAILABLE', 'Redis did not confirm a subscription in time; retry')), this.subscribeTimeoutMs)
+    })
+    try {
+      await Promise.race([subscribed, timedOut])
+    } catch (err) {
+      subscribed.catch(() => {})
+      throw err instanceof AppError ? err : new AppError('UNAVAILABLE', 'the Redis subscriber refused a subscription; retry', undefined, { cause: err })
+    } finally {
+      clearTimeout(timer)
+    }
   }
 
   /** @param {string} docId */

@@ -104,14 +104,16 @@ export class RedisDocStore {
 
   /**
    * @param {import('./redis.js').RedisClient} client
-   * @param {{ waitAof: boolean, feed?: import('./redis-doc-feed.js').RedisDocFeed, appendSpacingMs?: number }} options
+   * @param {{ guard: import('./redis-guard.js').RedisGuard, waitAof: boolean, feed?: import('./redis-doc-feed.js').RedisDocFeed, appendSpacingMs?: number }} options
+   *   `guard`: tells storage health what Redis refuses, and makes each refusal UNAVAILABLE;
    *   `feed`: where every write is published once stored; `appendSpacingMs`: under load, the appends
    *   of every document go to Redis together, one run of the append script per this many ms at most
    *   (redis-batch.js), which costs far less CPU, in the processes and in Redis, than a run per
    *   append (docs/CLUSTER.md); a quiet server's appends go at once
    */
-  constructor (client, { waitAof, feed, appendSpacingMs = 5 }) {
+  constructor (client, { guard, waitAof, feed, appendSpacingMs = 5 }) {
     this.client = /** @type {import('./redis.js').RedisClient & DocScripts} */ (client)
+    this.guard = guard
     this.waitAof = waitAof
     this.feed = feed
     client.defineCommand('tandemCompact', { numberOfKeys: 3, lua: COMPACT_SCRIPT })
@@ -125,9 +127,9 @@ export class RedisDocStore {
   /** @param {string} docId */
   async load (docId) {
     const keys = keysOf(docId)
-    const [snap, entries] = await execMulti(this.client.multi()
+    const [snap, entries] = await this.guard.read(() => execMulti(this.client.multi()
       .hmgetBuffer(keys.snap, 'data', 'position')
-      .xrangeBuffer(keys.log, '-', '+'))
+      .xrangeBuffer(keys.log, '-', '+')))
     const [data, positionBuffer] = /** @type {(Buffer | null)[]} */ (snap)
     const snapPosition = positionBuffer?.toString() ?? null
     const log = /** @type {[Buffer, Buffer[]][]} */ (entries)
@@ -141,9 +143,9 @@ export class RedisDocStore {
   async readSince (docId, since) {
     const position = since ?? '0-0'
     const keys = keysOf(docId)
-    const [snapPosition, entries] = await execMulti(this.client.multi()
+    const [snapPosition, entries] = await this.guard.read(() => execMulti(this.client.multi()
       .hget(keys.snap, 'position')
-      .xrangeBuffer(keys.log, `(${position}`, '+'))
+      .xrangeBuffer(keys.log, `(${position}`, '+')))
     // Entries up to a newer snapshot may already be trimmed: take the whole document instead.
     if (snapPosition && compareIds(/** @type {string} */ (snapPosition), position) > 0) return this.load(docId)
     const log = /** @type {[Buffer, Buffer[]][]} */ (entries)
@@ -174,21 +176,26 @@ export class RedisDocStore {
     const buffers = updates.map(update => Buffer.from(update.buffer, update.byteOffset, update.byteLength))
     // With REDIS_WAITAOF the write is published only once it is on disk, so not by the script.
     const channel = this.feed && !this.waitAof ? this.feed.channelOf(docId) : ''
-    const [prev, last, logLength] = await this.appends.send({ keys: keysOf(docId), channel, buffers })
+    const [prev, last, logLength] = await this.guard.write(async () => {
+      const reply = await this.appends.send({ keys: keysOf(docId), channel, buffers })
+      if (this.waitAof) await this.#waitAof()
+      return reply
+    })
     const span = { prev: String(prev), last: String(last) }
-    if (this.waitAof) {
-      await this.#waitAof()
-      this.feed?.publish(docId, { ...span, updates })
-    }
+    if (this.waitAof) this.feed?.publish(docId, { ...span, updates })
     return { logLength, span }
   }
 
-  /** One script for the appends of every document in `appends`. @param {Append[]} appends */
+  /**
+   * One script for the appends of every document in `appends`.
+   * @param {Append[]} appends
+   * @returns {Promise<([string, string, number] | Error)[]>}
+   */
   #appendTogether = async (appends) => {
     const keys = appends.flatMap(({ keys }) => [keys.log, keys.snap, keys.deleted])
     const args = appends.flatMap(({ channel, buffers }) => [channel, String(buffers.length), ...buffers])
     const replies = await this.client.tandemAppend(keys.length, ...keys, this.feed?.origin ?? '', this.feed?.sharded ? '1' : '0', ...args)
-    return replies.map(reply => reply === 'DELETED' ? new Error('DELETED the document was deleted') : reply)
+    return replies.map(reply => reply === 'DELETED' ? new AppError('NOT_FOUND', 'the document was deleted') : reply)
   }
 
   /**
@@ -198,12 +205,13 @@ export class RedisDocStore {
   async compact (docId, makeSnapshot) {
     const keys = keysOf(docId)
     const token = `${process.pid}-${Math.random().toString(36).slice(2)}`
-    const locked = await this.client.set(keys.lock, token, 'PX', LOCK_TTL_MS, 'NX')
+    const locked = await this.guard.write(() => this.client.set(keys.lock, token, 'PX', LOCK_TTL_MS, 'NX'))
     if (!locked) return false
     try {
       const { snapshot, position } = await makeSnapshot()
       const data = Buffer.from(snapshot.buffer, snapshot.byteOffset, snapshot.byteLength)
-      return (await this.client.tandemCompact(keys.snap, keys.log, keys.deleted, data, position ?? '0-0')) === 1
+      const stored = await this.guard.write(() => this.client.tandemCompact(keys.snap, keys.log, keys.deleted, data, position ?? '0-0'), stored => stored === 1)
+      return stored === 1
     } finally {
       await this.client.tandemUnlock(keys.lock, token).catch(() => {})
     }
@@ -212,15 +220,15 @@ export class RedisDocStore {
   /** @param {string} docId */
   async delete (docId) {
     const keys = keysOf(docId)
-    await execMulti(this.client.multi()
+    await this.guard.write(() => execMulti(this.client.multi()
       .del(keys.snap, keys.log, keys.lock)
-      .set(keys.deleted, '1', 'PX', TOMBSTONE_TTL_MS))
+      .set(keys.deleted, '1', 'PX', TOMBSTONE_TTL_MS)))
   }
 
   async #waitAof () {
     // WAITAOF numlocal numreplicas timeout: 1 = this Redis has fsynced its AOF up to our writes.
     const [local] = /** @type {number[]} */ (await this.client.call('WAITAOF', '1', '0', '1000'))
-    if (local < 1) throw new AppError('UNAVAILABLE', 'Redis did not confirm the append-only fsync in time')
+    if (local < 1) throw Object.assign(new Error('Redis did not confirm the append-only fsync in time'), { code: 'WAITAOF_TIMEOUT' })
   }
 }
 

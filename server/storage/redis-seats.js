@@ -94,11 +94,13 @@ export class RedisSeats {
 
   /**
    * @param {import('./redis.js').RedisClient} client
-   * @param {{ process: string, leaseMs: number, logger: import('pino').Logger }} options `process`:
-   *   this process's name in every counter's hash, unique in the cluster
+   * @param {{ guard: import('./redis-guard.js').RedisGuard, process: string, leaseMs: number, logger: import('pino').Logger }} options
+   *   `guard`: tells storage health what Redis refuses; `process`: this process's name in every
+   *   counter's hash, unique in the cluster
    */
-  constructor (client, { process, leaseMs, logger }) {
+  constructor (client, { guard, process, leaseMs, logger }) {
     this.client = /** @type {import('./redis.js').RedisClient & SeatScripts} */ (client)
+    this.guard = guard
     this.process = process
     this.leaseMs = leaseMs
     this.logger = logger
@@ -129,7 +131,8 @@ export class RedisSeats {
     const read = counters[0]?.counter === EDITORS ? [] : [keyOf(docId, EDITORS)]
     let editors
     try {
-      editors = await this.client.tandemTakeSeat(keys.length + read.length, ...keys, ...read, this.process, this.leaseMs, ...args)
+      // A refused seat was written nowhere: it says nothing of whether Redis takes writes.
+      editors = await this.guard.write(() => this.client.tandemTakeSeat(keys.length + read.length, ...keys, ...read, this.process, this.leaseMs, ...args), editors => editors >= 0)
     } catch (err) {
       for (const key of keys) this.#giveBack(key)
       throw err
@@ -179,7 +182,9 @@ export class RedisSeats {
    * @param {string} key
    */
   #hold (key) {
-    return this.client.tandemHoldSeats(key, this.process, this.#held.get(key) ?? 0, this.leaseMs)
+    const seats = this.#held.get(key) ?? 0
+    // Dropping a field frees memory, which Redis allows past maxmemory: it proves no write works.
+    return this.guard.write(() => this.client.tandemHoldSeats(key, this.process, seats, this.leaseMs), () => seats > 0)
       .catch((/** @type {Error} */ err) => this.logger.debug({ err: err.message, key }, 'seats not written'))
   }
 

@@ -4,6 +4,9 @@ import { Cluster, Redis } from 'ioredis'
 // process) and fails commands fast while disconnected instead of queueing them: an update that
 // cannot reach Redis is refused with UNAVAILABLE at once and the client resends it later.
 
+/** How long a command may wait for its reply, ms: a paused or asleep Redis answers nothing. */
+export const COMMAND_TIMEOUT_MS = 5000
+
 /**
  * @typedef {Redis | Cluster} RedisClient
  */
@@ -29,11 +32,12 @@ function clusterNodes (config) {
  */
 export async function connectRedis (config, role, logger, { subscriber = false, readyTimeoutMs = 5000 } = {}) {
   const log = logger.child({ redis: role })
-  // A subscriber must queue its (re)subscriptions until connected; command clients fail fast.
+  // A subscriber must queue its (re)subscriptions until connected, so it has no command timeout
+  // (the feed bounds its own subscribes: redis-doc-feed.js); command clients fail fast.
   const common = {
     enableOfflineQueue: subscriber,
     maxRetriesPerRequest: subscriber ? null : 1,
-    commandTimeout: subscriber ? undefined : 5000,
+    commandTimeout: subscriber ? undefined : COMMAND_TIMEOUT_MS,
     connectionName: `tandem-${role}`,
     retryStrategy: (/** @type {number} */ times) => Math.min(times * 100, 2000)
   }

@@ -1,7 +1,8 @@
-// Whether storage is taking writes. A failed write marks it degraded (health answers 503 with the
-// error's code, so a balancer stops sending editors to a process that cannot store anything) until
-// a later write succeeds. The log gets one line per interval, not one per refused update: a full
-// disk under load refuses thousands a second.
+// Whether storage is taking writes. A failed write (or a read storage refused: Redis past maxmemory
+// refuses loads too) marks it degraded (health answers 503 with the error's code, so a balancer
+// stops sending editors to a process that cannot store anything) until a later write succeeds. The
+// log gets one line per interval, not one per refused update: a full disk under load refuses
+// thousands a second.
 
 const LOG_INTERVAL_MS = 10_000
 
@@ -32,11 +33,15 @@ export class StorageHealth {
     return this.#error
   }
 
-  /** @param {unknown} err a failed write */
-  failed (err) {
+  /**
+   * @param {unknown} err a failed write, or a refused read
+   * @param {string} [knownCode] the failure's code, when the store knows it better than `err.code`
+   */
+  failed (err, knownCode) {
     this.errors++
     this.counter.inc()
-    const { code, message } = describe(err)
+    const { code: describedCode, message } = describe(err)
+    const code = knownCode ?? describedCode
     this.#error ??= { code, message, since: Date.now() }
     const now = Date.now()
     if (now - this.#loggedAt < LOG_INTERVAL_MS) return

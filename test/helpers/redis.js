@@ -2,6 +2,9 @@ import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { connect } from 'node:net'
 import { Redis } from 'ioredis'
+import pino from 'pino'
+import { RedisGuard } from '../../server/storage/redis-guard.js'
+import { StorageHealth } from '../../server/storage/storage-health.js'
 import { eventually } from './eventually.js'
 import { freePort } from './processes.js'
 import { tempDataDir } from './server.js'
@@ -46,6 +49,14 @@ export async function startRedis ({ args = [] } = {}) {
       await data.remove()
     }
   }
+}
+
+/**
+ * A guard of a store or seats built by a test, with a storage health of its own.
+ * @param {import('../../server/storage/redis.js').RedisClient} client
+ */
+export function guardOf (client) {
+  return new RedisGuard(client, { health: new StorageHealth(pino({ level: 'silent' }), { inc () {} }) })
 }
 
 /** Whether a Redis answers PING on `port`. @param {number} port */
