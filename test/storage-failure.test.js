@@ -7,7 +7,7 @@ import { TestEditor } from './helpers/editor.js'
 import { openDoc } from './helpers/provider.js'
 import { eventually } from './helpers/eventually.js'
 import { deferrals } from './helpers/processes.js'
-import { api, contentOf, createSession } from './helpers/server.js'
+import { api, contentOf, createSession, startServer, tempDataDir } from './helpers/server.js'
 import { mountSmallDisk, smallDiskUnavailable } from './helpers/small-disk.js'
 
 // Storage that fails for a moment must never cost an acknowledged edit. These tests count losses in
@@ -125,5 +125,55 @@ describe('storage failure: an acknowledged edit survives a full disk', { skip: a
     await server.stop('SIGKILL')
     server = await startChildServer(env)
     assert.equal(await contentOf(server.url, session.id), expected)
+  })
+})
+
+describe('storage failure: LevelDB refusing the move of the update log', () => {
+  it('acknowledges every edit while moves to LevelDB fail, reloads no document, and serves them all after a restart', async (t) => {
+    const defer = deferrals(t)
+    const data = await tempDataDir()
+    defer(() => data.remove())
+    let tandem = await startServer({ dataDir: data.dir })
+    defer(() => tandem.close())
+    const store = /** @type {import('../server/storage/level-doc-store.js').LevelDocStore} */ (tandem.server.registry.store)
+    // LevelDB's batch fails as on an I/O error, and the database's reopen waits until the test lets
+    // it go on: the updates moved in that window sit only in the update log.
+    const docs = /** @type {any} */ (store.docs)
+    const batch = docs.batch.bind(docs)
+    let failing = false
+    docs.batch = (/** @type {any[]} */ ...args) => failing
+      ? Promise.reject(Object.assign(new Error('IO error: 000005.log: Input/output error'), { code: 'LEVEL_IO_ERROR' }))
+      : batch(...args)
+    const db = /** @type {any} */ (store.guard.db)
+    const open = db.open.bind(db)
+    /** @type {() => void} */
+    let reopen = () => {}
+    const reopened = new Promise(resolve => { reopen = () => resolve(undefined) })
+    db.open = async () => { await reopened; return open() }
+
+    const session = await createSession(tandem.url)
+    const alice = new TestEditor(tandem.url)
+    defer(() => alice.close())
+    await alice.join(session.id)
+    const before = await type(alice, session.id, 'a', 5)
+    failing = true
+    const failed = await type(alice, session.id, 'b', 1)
+    await eventually(() => !store.guard.ready, { what: 'a move failed' })
+    const during = await type(alice, session.id, 'c', 20)
+    assert.equal(store.guard.ready, false, 'LevelDB was failed throughout')
+    reopen()
+    failing = false
+    await eventually(() => store.guard.ready, { what: 'LevelDB reopened' })
+    const after = await type(alice, session.id, 'd', 5)
+
+    const acked = [...before.acked, ...failed.acked, ...during.acked, ...after.acked]
+    assert.equal(acked.length, 31, `refused: ${[...failed.refused, ...during.refused, ...after.refused]}`)
+    // The last ACK came after any reload the failure could have caused.
+    assert.deepEqual(alice.received.filter(({ event }) => event === EVENTS.CLOSED), [], 'no document was reloaded')
+
+    await tandem.close()
+    tandem = await startServer({ dataDir: data.dir })
+    const text = await contentOf(tandem.url, session.id)
+    assert.deepEqual(acked.filter(token => !text.includes(token)), [])
   })
 })

@@ -249,6 +249,8 @@ describe('start-up: damaged storage is never served as if whole', () => {
     assert.ok(warning, 'the dropped record is logged')
     assert.equal(warning.file, log.split('/').at(-1))
     assert.ok(warning.droppedBytes > 0)
+    assert.equal(warning.droppedRecords, 1)
+    assert.match(warning.msg, /possibly acknowledged/)
     assert.equal((await api(restarted.url, `/api/sessions/${id}/content`)).status, 404)
   })
 

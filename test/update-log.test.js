@@ -11,7 +11,7 @@ import { loadConfig } from '../server/config.js'
 import { EXIT_CODES } from '../server/exit-codes.js'
 import { openBackend } from '../server/storage/backend.js'
 import { StorageHealth } from '../server/storage/storage-health.js'
-import { KINDS, LOG_DIR, UpdateLog, encodeRecord } from '../server/storage/update-log.js'
+import { KINDS, LOG_DIR, UpdateLog, encodeRecord, readRecords } from '../server/storage/update-log.js'
 import { spawnServer, startChildServer } from './helpers/child-server.js'
 import { TestEditor } from './helpers/editor.js'
 import { eventually } from './helpers/eventually.js'
@@ -125,6 +125,8 @@ describe('the update log', () => {
     t.after(() => server.stop('SIGKILL'))
     const warning = server.logs.find(entry => /incomplete record/.test(entry.msg))
     assert.equal(warning?.droppedBytes, 18)
+    assert.equal(warning.droppedRecords, 1)
+    assert.match(warning.msg, /1 record \(18 bytes\), possibly acknowledged/)
     assert.equal(await contentOf(server.url, id), text)
   })
 
@@ -152,22 +154,23 @@ describe('the update log', () => {
   })
 })
 
+/**
+ * Replaces a function of node:fs (the log's named imports see it) until the test ends.
+ * @param {import('node:test').TestContext} t
+ * @param {'fdatasync' | 'fsyncSync'} name
+ * @param {(original: any) => any} replacement
+ */
+function patchFs (t, name, replacement) {
+  const patched = /** @type {Record<string, unknown>} */ (/** @type {unknown} */ (fs))
+  const original = patched[name]
+  patched[name] = replacement(original)
+  syncBuiltinESMExports()
+  t.after(() => { patched[name] = original; syncBuiltinESMExports() })
+}
+
 describe('the update log\'s files', () => {
   /** Descriptors this process holds open (Linux). */
   const openFds = () => fs.readdirSync('/proc/self/fd').length
-  /**
-   * Replaces a function of node:fs (the log's named imports see it) until the test ends.
-   * @param {import('node:test').TestContext} t
-   * @param {'fdatasync' | 'fsyncSync'} name
-   * @param {(original: any) => any} replacement
-   */
-  function patchFs (t, name, replacement) {
-    const patched = /** @type {Record<string, unknown>} */ (/** @type {unknown} */ (fs))
-    const original = patched[name]
-    patched[name] = replacement(original)
-    syncBuiltinESMExports()
-    t.after(() => { patched[name] = original; syncBuiltinESMExports() })
-  }
   const record = () => encodeRecord(KINDS.APPEND, 'doc', [new Uint8Array([1, 2, 3])])
 
   it('closes a file rotated away during its fdatasync once the sync answers, not before', { skip: !fs.existsSync('/proc/self/fd') }, async (t) => {
@@ -248,5 +251,93 @@ describe('the update log\'s files', () => {
     syncs[1]()
     await Promise.all(rest)
     log.close({ empty: true })
+  })
+})
+
+describe('the update log: an append is refused and never stored, or stored and acknowledged', () => {
+  const logger = pino({ level: 'silent' })
+  /** @param {string} dir */
+  const openStore = async (dir) => {
+    const backend = await openBackend(loadConfig({ DATA_DIR: dir, SYNC_WRITES: 'true' }), logger, new StorageHealth(logger, { inc () {} }))
+    return { backend, store: /** @type {import('../server/storage/level-doc-store.js').LevelDocStore} */ (backend.docStore) }
+  }
+  /** @param {import('../server/storage/level-doc-store.js').LevelDocStore} store @param {string} docId @param {number} byte */
+  const answer = (store, docId, byte) => store.append(docId, [new Uint8Array([byte])]).then(() => 'ok', (/** @type {any} */ err) => err.code)
+  /** @param {import('../server/storage/level-doc-store.js').LevelDocStore} store @param {string} docId */
+  const stored = async (store, docId) => (await store.load(docId)).updates.map(update => [...update])
+  const gate = () => {
+    /** @type {() => void} */
+    let release = () => {}
+    const held = new Promise(resolve => { release = () => resolve(undefined) })
+    return { held, release }
+  }
+
+  it('acknowledges appends while moves to LevelDB fail, and serves them after a restart', async (t) => {
+    const dir = join(data.dir, 'failing-move')
+    const { backend, store } = await openStore(dir)
+    t.after(() => backend.close())
+    // Every move to LevelDB fails, as LevelDB's batch does on an I/O error; the database's reopen
+    // waits until the test lets it go on, so the window in which it is failed lasts.
+    const docs = /** @type {any} */ (store.docs)
+    docs.batch = () => Promise.reject(Object.assign(new Error('IO error: 000005.log: Input/output error'), { code: 'LEVEL_IO_ERROR' }))
+    const reopen = gate()
+    const db = /** @type {any} */ (store.guard.db)
+    const open = db.open.bind(db)
+    db.open = async () => { await reopen.held; return open() }
+    /** @type {(() => void)[]} */
+    const syncs = []
+    let holdSyncs = false
+    patchFs(t, 'fdatasync', (fdatasync) => (/** @type {number} */ fd, /** @type {fs.NoParamCallback} */ callback) => {
+      if (holdSyncs) syncs.push(() => fdatasync(fd, callback))
+      else fdatasync(fd, callback)
+    })
+
+    assert.equal(await answer(store, 'before', 1), 'ok')
+    // Its sync under way when the move of 'before' fails.
+    holdSyncs = true
+    const duringSync = answer(store, 'during-sync', 2)
+    await eventually(() => !store.guard.ready, { what: 'the move failed' })
+    holdSyncs = false
+    syncs.splice(0).forEach(sync => sync())
+    assert.equal(await duringSync, 'ok', 'an append the log took while a move failed')
+    assert.equal(store.guard.ready, false)
+    assert.equal(await answer(store, 'while-failed', 3), 'ok', 'an append while LevelDB is failed')
+    for (const [docId, byte] of [['before', 1], ['during-sync', 2], ['while-failed', 3]]) {
+      assert.deepEqual(await stored(store, /** @type {string} */ (docId)), [[byte]])
+    }
+    reopen.release()
+    await backend.close()
+
+    const restarted = await openStore(dir)
+    t.after(() => restarted.backend.close())
+    for (const [docId, byte] of [['before', 1], ['during-sync', 2], ['while-failed', 3]]) {
+      assert.deepEqual(await stored(restarted.store, /** @type {string} */ (docId)), [[byte]], `${docId} after a restart`)
+    }
+  })
+
+  it('cuts an append whose sync failed from the log: refused, it is not served, now or after a restart', async (t) => {
+    const dir = join(data.dir, 'failing-sync')
+    const { backend, store } = await openStore(dir)
+    t.after(() => backend.close())
+    let failSync = false
+    patchFs(t, 'fdatasync', (fdatasync) => (/** @type {number} */ fd, /** @type {fs.NoParamCallback} */ callback) => {
+      if (failSync) setImmediate(() => callback(Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO' })))
+      else fdatasync(fd, callback)
+    })
+    assert.equal(await answer(store, 'doc', 1), 'ok')
+    failSync = true
+    assert.equal(await answer(store, 'doc', 2), 'UNAVAILABLE')
+    failSync = false
+    // Reported as a failed write: storage reopens the database, and finds the disk writable again.
+    await eventually(() => store.guard.ready, { what: 'storage reopened' })
+    assert.equal(await answer(store, 'doc', 3), 'ok')
+    assert.deepEqual(await stored(store, 'doc'), [[1], [3]])
+    // What a kill -9 now would leave for the next start to move to LevelDB.
+    const logged = (await logFiles(dir)).flatMap(file => readRecords(fs.readFileSync(file)).records)
+    assert.deepEqual(logged.flatMap(({ updates }) => updates.map(update => [...update])), [[1], [3]])
+    await backend.close()
+    const restarted = await openStore(dir)
+    t.after(() => restarted.backend.close())
+    assert.deepEqual(await stored(restarted.store, 'doc'), [[1], [3]])
   })
 })

@@ -54,15 +54,16 @@ export async function inspectDataDir (dataDir, logger) {
       { offset: damage.offset, droppedBytes: damage.bytes, records })
     }
     if (tornBytes === 0) continue
-    // A write cut short (a full disk, a lost machine) leaves an incomplete last record; it was never
-    // acknowledged. After a clean stop nothing is cut short: the file was damaged since.
+    // A write cut short (a full disk, a lost machine) leaves an incomplete last record, and so does
+    // damage since (a truncated file): possibly acknowledged, but all that is left of it. After a
+    // clean stop nothing is cut short: the file was damaged since.
     if (stopped) {
       throw corrupt(dataDir, name, `the write-ahead log ${name} ends in an incomplete record (${tornBytes} bytes) although the ` +
         'server stopped cleanly: it was truncated since. Restore DATA_DIR from a backup, or to start without that record, ' +
         `delete ${join(dataDir, STOPPED_FILE)}`, { droppedBytes: tornBytes, records })
     }
-    logger.warn({ dataDir, file: name, droppedBytes: tornBytes, records },
-      'the write-ahead log ends in an incomplete record, left by a write cut short (never acknowledged): it is dropped')
+    logger.warn({ dataDir, file: name, droppedRecords: 1, droppedBytes: tornBytes, records },
+      `the write-ahead log ends in an incomplete record: 1 record (${tornBytes} bytes), possibly acknowledged, is dropped`)
   }
   return { exists: true }
 }

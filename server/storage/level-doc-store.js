@@ -8,11 +8,12 @@ import { KINDS, LOG_DIR, UpdateLog, encodeRecord, leftoverFiles, readRecords, re
 // updates under `<id>!b!<seq>`, each entry several updates (hex seq, so keys sort in write order;
 // `<id>!u!<seq>`, one update each, is what earlier versions wrote, still read).
 //
-// An append is durable, and acknowledged, once it is in the update log (update-log.js); the
-// updates then wait here, in memory, and are moved to LevelDB every MOVE_INTERVAL_MS, all of a
-// document's in one entry: a LevelDB write per update and per turn cost more CPU than anything
-// else Tandem does per update (docs/PERFORMANCE.md). Reads merge what LevelDB holds with what
-// waits. At start, what a crash left in the log goes to LevelDB before anything is served.
+// An append is durable, and acknowledged, once it is in the update log (update-log.js), whatever
+// LevelDB does meanwhile; the updates then wait here, in memory, and are moved to LevelDB every
+// MOVE_INTERVAL_MS, all of a document's in one entry: a LevelDB write per update and per turn cost
+// more CPU than anything else Tandem does per update (docs/PERFORMANCE.md). Reads merge what LevelDB
+// holds with what waits. At start, what a crash left in the log goes to LevelDB before anything is
+// served.
 //
 // Compaction writes the new snapshot, then range-deletes the entries it covers: a crash in between
 // leaves a snapshot and entries that overlap, and loading applies both, which changes nothing
@@ -38,7 +39,7 @@ export class LevelDocStore {
   shared = false
   /** @type {Map<string, number>} next entry sequence number per document touched since start */
   #nextSeq = new Map()
-  /** @type {Map<string, Uint8Array[]>} in the update log (acknowledged once synced there), not yet in LevelDB */
+  /** @type {Map<string, Uint8Array[]>} durable in the update log (and acknowledged), not yet in LevelDB */
   #waiting = new Map()
   #waitingBytes = 0
   /** @type {Map<string, Uint8Array[]>} being written to LevelDB */
@@ -95,12 +96,26 @@ export class LevelDocStore {
 
   /** @param {string} docId @param {Uint8Array[]} updates */
   async append (docId, updates) {
-    const log = /** @type {UpdateLog} */ (this.log)
     if (this.#waitingBytes > MAX_WAITING_BYTES) throw new AppError('UNAVAILABLE', 'storage is not taking writes; retry')
-    // Through the guard, as LevelDB's writes: a failed write (a full disk) refuses every write until
-    // the database has reopened, which is also how storage finds out that it can write again.
-    await this.guard.write(() => log.write(encodeRecord(KINDS.APPEND, docId, updates), () => this.#wait(docId, updates)))
+    await this.#writeLog(encodeRecord(KINDS.APPEND, docId, updates), () => this.#wait(docId, updates))
     return {}
+  }
+
+  /**
+   * Writes a record to the update log: refused, it is not in storage; answered, it is, whatever
+   * LevelDB does meanwhile. Not through the guard: a failed move to LevelDB refuses nothing the log
+   * holds (the move is retried), and a write the log took is never answered as refused. A failed
+   * one is the guard's to report, and to find out, by reopening, when the disk takes writes again.
+   * @param {Uint8Array} record
+   * @param {() => void} [onDurable]
+   */
+  async #writeLog (record, onDurable) {
+    try {
+      await /** @type {UpdateLog} */ (this.log).write(record, onDurable)
+    } catch (err) {
+      this.guard.failedBeside(err)
+      throw new AppError('UNAVAILABLE', 'storage is not taking writes; retry')
+    }
   }
 
   /**
@@ -123,9 +138,8 @@ export class LevelDocStore {
 
   /** @param {string} docId */
   async delete (docId) {
-    const log = /** @type {UpdateLog} */ (this.log)
     // In the log first, so that a crash before the move cannot bring the document back.
-    await this.guard.write(() => log.write(encodeRecord(KINDS.DELETE, docId)))
+    await this.#writeLog(encodeRecord(KINDS.DELETE, docId))
     // A move under way may still write the document's entries (or, failing, give them back): it
     // ends before these deletes.
     await this.#moved
@@ -177,6 +191,7 @@ export class LevelDocStore {
         () => { this.#failedMoves = 0 },
         () => {
           // LevelDB refused the batch; LevelGuard reopens it and reports storage health meanwhile.
+          // Appends go on: the log holds them, and this retry moves them.
           this.#failedMoves++
           this.#scheduleMove(Math.min(MOVE_INTERVAL_MS * 2 ** this.#failedMoves, RETRY_MAX_MS))
         })
@@ -186,8 +201,9 @@ export class LevelDocStore {
   /** Writes every waiting update to LevelDB, one entry per document; then deletes the log files they filled. */
   async #moveNow () {
     const log = /** @type {UpdateLog} */ (this.log)
-    // Whatever the files before the new one hold is waiting now, or was moved before.
     log.rotateIfPast(LOG_FILE_BYTES)
+    // Whatever these files hold is waiting now, or was moved before.
+    const settled = log.settledFiles()
     this.#moving = this.#waiting
     this.#waiting = new Map()
     const moving = this.#moving
@@ -203,7 +219,7 @@ export class LevelDocStore {
       this.#moving = new Map()
     }
     for (const updates of moving.values()) for (const update of updates) this.#waitingBytes -= update.byteLength
-    log.deleteOlder()
+    log.deleteFiles(settled)
   }
 
   /**
@@ -230,8 +246,10 @@ export class LevelDocStore {
         { file: path, offset, records: records.length })
       }
       if (tornBytes > 0) {
-        logger.warn({ file: path, droppedBytes: tornBytes, records: records.length },
-          'the update log ends in an incomplete record, left by a write cut short (never acknowledged): it is dropped')
+        // Cut short by a crash, or by damage since (then it may have been acknowledged): nothing more
+        // of it can be read.
+        logger.warn({ file: path, droppedRecords: 1, droppedBytes: tornBytes, records: records.length },
+          `the update log ends in an incomplete record: 1 record (${tornBytes} bytes), possibly acknowledged, is dropped`)
       }
       for (const { kind, docId, updates } of records) {
         if (kind === KINDS.DELETE) {

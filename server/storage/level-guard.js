@@ -92,12 +92,22 @@ export class LevelGuard {
     }
   }
 
+  /**
+   * A write beside the database on the same disk failed (the update log): handled as a failed write
+   * of its own, so that storage reports it and finds out, by reopening, when writes work again.
+   * @param {unknown} err
+   */
+  failedBeside (err) {
+    this.#failed(err)
+  }
+
   /** LevelDB's corruption errors do not name a file: the table files are checked to find it. */
   #locateCorruption () {
     const now = Date.now()
     if (now - this.#locatedAt < LOCATE_INTERVAL_MS) return
     this.#locatedAt = now
-    logDamagedTables(this.db.location, this.logger).catch(err => this.logger.warn({ err: err.message }, 'checking the table files failed'))
+    // It never rejects: a check that cannot be made is its own warning.
+    logDamagedTables(this.db.location, this.logger)
   }
 
   /** Stops reopening; the database is closed by its owner. */

@@ -2,7 +2,7 @@
 // paranoid checks (classic-level has no option for them): a record that fails its checksum is
 // dropped with the rest of its 32 KiB block, noted only in DATA_DIR/LOG, and the log is then
 // deleted, so the loss is silent and permanent after one start. Reading the log here first lets the
-// server refuse to start while the records are still on disk.
+// server refuse to start while the records are still on disk. A MANIFEST has the same format.
 //
 // The format (leveldb/doc/log_format.md): 32 KiB blocks of records, each a 7-byte header (masked
 // CRC-32C of type and data, little-endian data length, type) and its data; fewer than 7 bytes left
@@ -10,6 +10,11 @@
 
 const BLOCK = 32 * 1024
 const HEADER = 7
+/** Record types: a whole record, or the first, a middle or the last fragment of one. */
+const FULL = 1
+const FIRST = 2
+const MIDDLE = 3
+const LAST = 4
 
 /**
  * @typedef {object} LogDamage
@@ -32,8 +37,46 @@ const HEADER = 7
  * @returns {LogCheck}
  */
 export function checkLog (log) {
-  const view = new DataView(log.buffer, log.byteOffset, log.byteLength)
   let records = 0
+  const walk = fragments(log)
+  // Bounded: `fragments` ends at the end of the log.
+  for (let next = walk.next(); ; next = walk.next()) {
+    if (next.done) return { records, ...next.value }
+    records++
+  }
+}
+
+/**
+ * The whole records of a log (a MANIFEST is one too), their fragments joined, up to the first that
+ * is damaged or cut short.
+ * @param {Uint8Array} log
+ * @returns {Generator<Uint8Array>}
+ */
+export function * logRecords (log) {
+  /** @type {Uint8Array[]} */
+  let parts = []
+  for (const { type, data } of fragments(log)) {
+    if (type === FULL) {
+      parts = []
+      yield data
+    } else if (type === FIRST) {
+      parts = [data]
+    } else if (parts.length > 0 && type === MIDDLE) {
+      parts.push(data)
+    } else if (parts.length > 0 && type === LAST) {
+      yield Buffer.concat([...parts, data])
+      parts = []
+    }
+  }
+}
+
+/**
+ * The physical records of a log, each a whole record or a fragment of one; returns what ends them.
+ * @param {Uint8Array} log
+ * @returns {Generator<{ type: number, data: Uint8Array }, { damage: LogDamage | null, tornBytes: number }>}
+ */
+function * fragments (log) {
+  const view = new DataView(log.buffer, log.byteOffset, log.byteLength)
   let offset = 0
   // Bounded: every turn moves `offset` forward by at least one byte.
   while (offset < log.length) {
@@ -43,7 +86,7 @@ export function checkLog (log) {
       offset += blockLeft
       continue
     }
-    if (log.length - offset < HEADER) return { records, damage: null, tornBytes: log.length - offset }
+    if (log.length - offset < HEADER) return { damage: null, tornBytes: log.length - offset }
     const length = view.getUint16(offset + 4, true)
     const type = log[offset + 6]
     // Zeroes: space a writer reserved but never filled; LevelDB skips the rest of the block.
@@ -52,17 +95,33 @@ export function checkLog (log) {
       continue
     }
     if (HEADER + length > blockLeft) {
-      return { records, damage: { offset, bytes: blockEnd - offset, problem: 'bad record length' }, tornBytes: 0 }
+      return { damage: { offset, bytes: blockEnd - offset, problem: 'bad record length' }, tornBytes: 0 }
     }
-    if (offset + HEADER + length > log.length) return { records, damage: null, tornBytes: log.length - offset }
+    if (offset + HEADER + length > log.length) return { damage: null, tornBytes: log.length - offset }
     const expected = unmask(view.getUint32(offset, true))
     if (crc32c(log.subarray(offset + 6, offset + HEADER + length)) !== expected) {
-      return { records, damage: { offset, bytes: blockEnd - offset, problem: 'checksum mismatch' }, tornBytes: 0 }
+      return { damage: { offset, bytes: blockEnd - offset, problem: 'checksum mismatch' }, tornBytes: 0 }
     }
-    records++
+    yield { type, data: log.subarray(offset + HEADER, offset + HEADER + length) }
     offset += HEADER + length
   }
-  return { records, damage: null, tornBytes: 0 }
+  return { damage: null, tornBytes: 0 }
+}
+
+/**
+ * A varint as LevelDB writes them (7 bits a byte, least significant first), read at `at.pos`.
+ * @param {Uint8Array} bytes
+ * @param {{ pos: number }} at moved past it
+ */
+export function readVarint (bytes, at) {
+  let value = 0
+  for (let shift = 0; shift < 64; shift += 7) {
+    if (at.pos >= bytes.length) throw new Error('varint past the end')
+    const byte = bytes[at.pos++]
+    value += (byte & 0x7f) * 2 ** shift
+    if (byte < 0x80) return value
+  }
+  throw new Error('bad varint')
 }
 
 /** @param {number} masked */

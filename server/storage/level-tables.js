@@ -1,6 +1,7 @@
-import { readdir, readFile } from 'node:fs/promises'
+import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { crc32c, unmask } from './level-log.js'
+import { crc32c, readVarint, unmask } from './level-log.js'
+import { tablesInManifest } from './level-manifest.js'
 
 // Checks the block checksums of a LevelDB table file (*.ldb). LevelDB reads without verifying
 // them (classic-level does not expose `verify_checksums`): a flipped byte in a table is noticed
@@ -26,30 +27,58 @@ const MAGIC_HIGH = 0xdb477524
 
 /**
  * The table files of `dataDir` that fail their checks, with their damaged blocks (at most 10 each).
- * Reads every table: its cost is reading the database once.
+ * Reads every table its current MANIFEST names, so its cost is reading the database once; files
+ * it does not name are no part of the database (a compaction's output being written, or cut short
+ * by a crash, which LevelDB deletes at open).
  * @param {string} dataDir
  * @returns {Promise<{ file: string, blocks: number, damage: TableDamage[] }[]>}
  */
 export async function damagedTables (dataDir) {
   const found = []
-  for (const file of (await readdir(dataDir)).filter(name => /^\d+\.(ldb|sst)$/.test(name)).sort()) {
-    const { blocks, damage } = checkTable(await readFile(join(dataDir, file)))
-    if (damage.length > 0) found.push({ file: join(dataDir, file), blocks, damage: damage.slice(0, 10) })
+  for (const number of await tablesInManifest(dataDir)) {
+    const table = await readTable(dataDir, number)
+    // Deleted by a compaction since the MANIFEST was read: no longer part of the database.
+    if (!table) continue
+    const { blocks, damage } = checkTable(table.bytes)
+    if (damage.length > 0) found.push({ file: table.file, blocks, damage: damage.slice(0, 10) })
   }
   return found
 }
 
 /**
- * Logs one line per table file of `dataDir` that fails its checksums; resolves with how many.
+ * Logs one line per table file of `dataDir` that fails its checksums; resolves with how many. Never
+ * rejects: a check that cannot be made is a warning, never a reason to stop a start.
  * @param {string} dataDir
  * @param {import('pino').Logger} logger
  */
 export async function logDamagedTables (dataDir, logger) {
-  const found = await damagedTables(dataDir)
-  for (const { file, blocks, damage } of found) {
-    logger.error({ file, blocks, damage }, 'a table file is damaged: reads of the keys in its damaged blocks fail or miss; restore DATA_DIR from a backup')
+  try {
+    const found = await damagedTables(dataDir)
+    for (const { file, blocks, damage } of found) {
+      logger.error({ file, blocks, damage }, 'a table file is damaged: reads of the keys in its damaged blocks fail or miss; restore DATA_DIR from a backup')
+    }
+    return found.length
+  } catch (err) {
+    logger.warn({ err: err instanceof Error ? err.message : String(err), dataDir }, 'checking the table files failed')
+    return 0
   }
-  return found.length
+}
+
+/**
+ * A table file's bytes, or null when it is gone. LevelDB names tables *.ldb, and once named them *.sst.
+ * @param {string} dataDir
+ * @param {number} number
+ */
+async function readTable (dataDir, number) {
+  for (const extension of ['ldb', 'sst']) {
+    const file = join(dataDir, `${String(number).padStart(6, '0')}.${extension}`)
+    try {
+      return { file, bytes: await readFile(file) }
+    } catch (err) {
+      if (/** @type {NodeJS.ErrnoException} */ (err).code !== 'ENOENT') throw err
+    }
+  }
+  return null
 }
 
 /**
@@ -62,11 +91,13 @@ export function checkTable (table) {
     return { blocks: 0, damage: [{ offset: Math.max(0, table.length - FOOTER), problem: 'no table footer' }] }
   }
   const footer = { pos: table.length - FOOTER }
-  readVarint(table, footer) // metaindex offset
-  readVarint(table, footer) // metaindex size
-  const index = { offset: readVarint(table, footer), size: readVarint(table, footer) }
+  const index = { offset: 0, size: 0 }
   let indexBlock
   try {
+    readVarint(table, footer) // metaindex offset
+    readVarint(table, footer) // metaindex size
+    index.offset = readVarint(table, footer)
+    index.size = readVarint(table, footer)
     indexBlock = blockAt(table, index)
   } catch (err) {
     indexBlock = /** @type {Error} */ (err).message
@@ -135,17 +166,6 @@ function * entries (block) {
     at.pos += valueLength
     yield { key: Buffer.from(key.subarray(0, Math.max(0, key.length - 8))).toString('utf8'), handle }
   }
-}
-
-/** @param {Uint8Array} bytes @param {{ pos: number }} at */
-function readVarint (bytes, at) {
-  let value = 0
-  for (let shift = 0; shift < 64; shift += 7) {
-    const byte = bytes[at.pos++]
-    value += (byte & 0x7f) * 2 ** shift
-    if (byte < 0x80) return value
-  }
-  throw new Error('bad varint')
 }
 
 /**

@@ -9,7 +9,9 @@ import { crc32 } from 'node:zlib'
 // write on the main thread, where a LevelDB batch costs a hop to the thread pool and a write per
 // update; its ACK can then follow its relayed copies in the same burst of sends. With SYNC_WRITES
 // each write is fdatasynced, and the records given meanwhile wait for that sync, then go in one
-// write (group commit). Files of the log (`DATA_DIR/update-log/<n>.log`) are
+// write (group commit). A record is its owner's, and acknowledged, once durable; one whose write or
+// sync fails is cut from the file: an append is refused and never stored, or stored and
+// acknowledged. Files of the log (`DATA_DIR/update-log/<n>.log`) are
 // deleted once everything in them is in LevelDB; at start, whatever a crash left in them goes to
 // LevelDB before the server serves anything.
 //
@@ -23,7 +25,7 @@ export const KINDS = Object.freeze({ APPEND: 1, DELETE: 2 })
 
 /**
  * @typedef {{ kind: number, docId: string, updates: Uint8Array[] }} LogRecord
- * @typedef {{ bytes: Uint8Array, onWritten: () => void, resolve: () => void, reject: (err: unknown) => void }} Waiting
+ * @typedef {{ bytes: Uint8Array, onDurable: () => void, resolve: () => void, reject: (err: unknown) => void }} Waiting
  */
 
 export class UpdateLog {
@@ -31,6 +33,8 @@ export class UpdateLog {
   #waiting = []
   /** the file a sync is under way on, -1 when none */
   #syncingFd = -1
+  /** the number of that file: the records of the batch being synced are not handed over yet */
+  #syncingFile = -1
   /** bytes of whole records in the current file: a failed write is cut back to it */
   #size = 0
   /** a failed write may have left part of a record past `#size` that is not cut back yet */
@@ -53,18 +57,17 @@ export class UpdateLog {
 
   /**
    * Writes a record at once, or after the sync under way with the others that waited for it; the
-   * promise resolves once it is durable (synced, with `sync`), and a failed write or sync rejects:
-   * nothing of it is acknowledged. `onWritten` runs the moment the record is in the file, before
-   * any sync: from then on the owner must count it as held by the file (and move it elsewhere
-   * before the file goes), since the file may rotate and be deleted while a sync is still under
-   * way. A record whose sync then fails may so survive unacknowledged; its sender sends it again.
+   * promise resolves once it is durable (synced, with `sync`). `onDurable` runs then, just before:
+   * from then on the owner holds the record, and must move it elsewhere before the file goes
+   * (`settledFiles`). A failed write or sync rejects, and the record is cut from the file, so that
+   * what was refused never reaches storage, not even through a crash and the next start.
    * @param {Uint8Array} bytes one record (encodeRecord)
-   * @param {() => void} [onWritten]
+   * @param {() => void} [onDurable]
    * @returns {Promise<void>}
    */
-  write (bytes, onWritten = () => {}) {
+  write (bytes, onDurable = () => {}) {
     return new Promise((resolve, reject) => {
-      this.#waiting.push({ bytes, onWritten, resolve, reject })
+      this.#waiting.push({ bytes, onDurable, resolve, reject })
       if (this.#syncingFd === -1) this.#flush()
     })
   }
@@ -87,23 +90,44 @@ export class UpdateLog {
       for (const waiting of batch) waiting.reject(err)
       return
     }
+    const start = this.#size
     this.#size += bytes.length
-    for (const waiting of batch) waiting.onWritten()
     if (!this.sync) {
       done(batch)
       return
     }
     const fd = this.fd
     this.#syncingFd = fd
+    this.#syncingFile = this.file
     fdatasync(fd, (err) => {
       this.#syncingFd = -1
+      this.#syncingFile = -1
+      if (err) this.#cutFrom(fd, start)
       // Rotated away or closed while it synced (see #release): closed now that the sync has answered.
       if (fd !== this.fd) closeSync(fd)
-      // Not synced: not acknowledged, though it may survive (the editor sends it again; no harm).
       if (err) for (const waiting of batch) waiting.reject(err)
       else done(batch)
       if (this.#waiting.length > 0) this.#flush()
     })
+  }
+
+  /**
+   * Cuts a batch whose sync failed from its file (nothing was written after it: the next batch waits
+   * for the sync). Should that fail too, the current file is cut before its next write; a file
+   * rotated away keeps the batch, which a crash before its deletion would bring back unacknowledged.
+   * @param {number} fd
+   * @param {number} start
+   */
+  #cutFrom (fd, start) {
+    if (fd === this.fd) {
+      this.#size = start
+      this.#cutShort = true
+      this.#cutBack()
+      return
+    }
+    try {
+      ftruncateSync(fd, start)
+    } catch {}
   }
 
   /** Cuts a failed write back to the last whole record; if that fails too, the next write tries first. */
@@ -116,7 +140,7 @@ export class UpdateLog {
 
   /**
    * Starts a new file once the current one has grown past `bytes`. The files before it can be deleted
-   * (`deleteOlder`) once every record they hold is elsewhere.
+   * once every record they hold is elsewhere (`settledFiles`).
    * @param {number} bytes
    */
   rotateIfPast (bytes) {
@@ -146,23 +170,40 @@ export class UpdateLog {
     if (this.fd !== this.#syncingFd) closeSync(this.fd)
   }
 
-  /** Deletes the files before the current one. */
-  deleteOlder () {
-    for (const file of this.#older.splice(0)) unlinkSync(fileOf(this.dir, file))
+  /**
+   * The files before the current one whose every record the owner holds now (one rotated away during
+   * its sync holds a batch that is handed over only when the sync answers): once the owner has moved
+   * everything it holds now elsewhere, they can be deleted.
+   */
+  settledFiles () {
+    return this.#older.filter(file => file !== this.#syncingFile)
   }
 
-  /** Closes the file; with `empty`, deletes it and the older ones (everything is elsewhere). @param {{ empty: boolean }} options */
+  /** @param {number[]} files from `settledFiles` */
+  deleteFiles (files) {
+    for (const file of files) {
+      unlinkSync(fileOf(this.dir, file))
+      this.#older = this.#older.filter(older => older !== file)
+    }
+  }
+
+  /**
+   * Closes the file; with `empty` (the owner holds nothing the database lacks), deletes it and the
+   * older ones, unless records are still being written or synced.
+   * @param {{ empty: boolean }} options
+   */
   close ({ empty }) {
     this.#release()
     this.fd = -1
-    if (!empty) return
-    this.deleteOlder()
+    if (!empty || this.#syncingFd !== -1 || this.#waiting.length > 0) return
+    this.deleteFiles([...this.#older])
     unlinkSync(fileOf(this.dir, this.file))
   }
 }
 
-/** @param {Waiting[]} batch */
+/** Hands a durable batch over, all of it before any ACK. @param {Waiting[]} batch */
 function done (batch) {
+  for (const waiting of batch) waiting.onDurable()
   for (const waiting of batch) waiting.resolve()
 }
 

@@ -1,0 +1,87 @@
+import { readFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { logRecords, readVarint } from './level-log.js'
+
+// Which table files make up a LevelDB database: those its current MANIFEST names. The directory
+// holds others too: a compaction's output while it is written (or cut short by a crash, until the
+// next open deletes it), and a compaction's inputs until LevelDB deletes them, at any moment.
+//
+// The format (leveldb/db/version_edit.cc): CURRENT names the MANIFEST, a log (log_format.md) of
+// version edits; an edit is a list of fields, each a varint tag and its value, among them the table
+// files the edit removes (tag 6: level, number) and adds (tag 7: level, number, size, smallest and
+// largest key).
+
+const COMPARATOR = 1
+const LOG_NUMBER = 2
+const NEXT_FILE_NUMBER = 3
+const LAST_SEQUENCE = 4
+const COMPACT_POINTER = 5
+const DELETED_FILE = 6
+const NEW_FILE = 7
+const PREV_LOG_NUMBER = 9
+
+/**
+ * The numbers of the table files the current MANIFEST of `dataDir` names, ascending. A MANIFEST
+ * being written, or damaged, is read up to its last whole edit.
+ * @param {string} dataDir
+ * @returns {Promise<number[]>}
+ */
+export async function tablesInManifest (dataDir) {
+  const current = await readFile(join(dataDir, 'CURRENT'), 'utf8')
+  const manifest = await readFile(join(dataDir, current.trim()))
+  /** @type {Map<string, number>} by level and number: a move to the next level removes and adds it */
+  const tables = new Map()
+  for (const record of logRecords(manifest)) {
+    const edit = readEdit(record)
+    if (!edit) break
+    for (const key of edit.deleted) tables.delete(key)
+    for (const [key, number] of edit.added) tables.set(key, number)
+  }
+  return [...new Set(tables.values())].sort((a, b) => a - b)
+}
+
+/**
+ * The tables one version edit removes and adds (keyed `level:number`), or null when it does not read
+ * as one.
+ * @param {Uint8Array} edit
+ * @returns {{ deleted: string[], added: [string, number][] } | null}
+ */
+function readEdit (edit) {
+  const at = { pos: 0 }
+  /** @type {string[]} */
+  const deleted = []
+  /** @type {[string, number][]} */
+  const added = []
+  const skipSlice = () => {
+    const length = readVarint(edit, at)
+    at.pos += length
+  }
+  try {
+    // Bounded: every field moves `at.pos` forward past its tag.
+    while (at.pos < edit.length) {
+      const tag = readVarint(edit, at)
+      if (tag === COMPARATOR) {
+        skipSlice()
+      } else if (tag === LOG_NUMBER || tag === NEXT_FILE_NUMBER || tag === LAST_SEQUENCE || tag === PREV_LOG_NUMBER) {
+        readVarint(edit, at)
+      } else if (tag === COMPACT_POINTER) {
+        readVarint(edit, at)
+        skipSlice()
+      } else if (tag === DELETED_FILE) {
+        deleted.push(`${readVarint(edit, at)}:${readVarint(edit, at)}`)
+      } else if (tag === NEW_FILE) {
+        const level = readVarint(edit, at)
+        const number = readVarint(edit, at)
+        readVarint(edit, at) // size
+        skipSlice() // smallest key
+        skipSlice() // largest key
+        added.push([`${level}:${number}`, number])
+      } else {
+        return null
+      }
+    }
+  } catch {
+    return null
+  }
+  return at.pos === edit.length ? { deleted, added } : null
+}
