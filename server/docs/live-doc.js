@@ -501,28 +501,33 @@ export class LiveDoc {
   }
 
   /**
-   * Replaces the stored log with a snapshot of stored state only. The snapshot is encoded at once,
-   * and written only once every update it holds has been: the ones being written or queued at that
-   * moment are stored first, and one of them refused (the copy is then distrusted) drops it. Beside
-   * the writes, it waits for them; in their line (`exclusive`), it writes what is queued itself.
+   * Replaces the stored log with a snapshot of stored state only. The store asks for the snapshot
+   * once it knows what the snapshot must cover; it is encoded then, and handed over only once every
+   * update it holds has been written: one of them refused (the copy is then distrusted) drops it.
+   * Beside the writes, it waits for them; in their line (`exclusive`), it writes what is queued.
    * @param {{ exclusive: boolean }} options
    */
   async #compactStored ({ exclusive }) {
-    const snapshot = Y.encodeStateAsUpdate(this.ydoc)
     if (this.distrustedBy !== null) return
-    const position = this.position
-    const bytesAtSnapshot = this.bytes
-    const covered = this.#storedUpdates + this.#queue.length
-    const holds = this.#queuedCount
-    // In the writes' line, those behind it wait for it: what is queued is written here.
-    if (exclusive && this.#queue.length > 0) await this.#writeQueued()
-    await this.#writtenUpTo(holds)
-    if (this.distrustedBy !== null) return
-    // The snapshot may also hold updates past `position` (this process's own, not read back yet);
-    // they stay in the log too, and applying a Yjs update twice is a no-op.
-    const compacted = await this.store.compact(this.id, async () => ({ snapshot, position }))
-    this.bytes = snapshot.byteLength + this.bytes - bytesAtSnapshot
-    this.#snapshotBytes = snapshot.byteLength
+    const covered = this.#storedUpdates
+    let snapshotBytes = 0
+    let bytesAtSnapshot = 0
+    const compacted = await this.store.compact(this.id, async () => {
+      await this.catchUp()
+      const snapshot = Y.encodeStateAsUpdate(this.ydoc)
+      // The snapshot may also hold updates past `position` (this process's own, not read back yet);
+      // they stay in the log too, and applying a Yjs update twice is a no-op.
+      const position = this.position
+      const holds = this.#queuedCount
+      bytesAtSnapshot = this.bytes
+      snapshotBytes = snapshot.byteLength
+      if (exclusive && this.#queue.length > 0) await this.#writeQueued()
+      await this.#writtenUpTo(holds)
+      if (this.distrustedBy !== null) throw new AppError('UNAVAILABLE', 'the snapshot would hold an update storage refused')
+      return { snapshot, position }
+    })
+    this.bytes = snapshotBytes + this.bytes - bytesAtSnapshot
+    this.#snapshotBytes = snapshotBytes
     // Appends stored meanwhile stay in the log.
     this.#storedUpdates = Math.max(1, this.#storedUpdates - covered + 1)
     if (compacted) this.metrics.compactions.inc()
