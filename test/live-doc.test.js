@@ -214,7 +214,7 @@ describe('DocRegistry', () => {
     await seeded(store, 'd', 'a')
     /** @type {string[]} */
     const invalidated = []
-    const registry = registryOf(store, id => invalidated.push(id))
+    const registry = registryOf(store, (/** @type {string} */ id) => invalidated.push(id))
     const first = await registry.open('d')
     await registry.evict('d')
     const second = await registry.open('d')

@@ -8,6 +8,7 @@ import { TEXT_NAME } from '../../isomorphic/events.js'
  * updates or none, and a compaction replaces only the entries its snapshot was asked for after.
  */
 export class MemoryStore {
+  kind = 'memory'
   shared = false
   /** @type {Map<string, { snapshot: Uint8Array | null, log: Uint8Array[] }>} */
   docs = new Map()
