@@ -204,7 +204,7 @@ describe('LiveDoc', () => {
 
 describe('DocRegistry', () => {
   /** @param {MemoryStore} store */
-  function registryOf (store, onInvalid = () => {}) {
+  function registryOf (store, onInvalid = (/** @type {string} */ _id) => {}) {
     const config = { docIdleMs: 60_000, compactAfterUpdates: 1000, maxDocBytes: 1e9, maxDocStructs: 1e6 }
     return new DocRegistry({ store: /** @type {any} */ (store), config, logger, metrics, onInvalid })
   }
