@@ -1,6 +1,7 @@
 import * as Y from 'yjs'
 import { AppError } from '../errors.js'
 import { AwarenessStates } from './awareness-states.js'
+import { STORE_BEHIND } from '../storage/doc-store.js'
 import { compareIds } from '../storage/stream-ids.js'
 import { checkStoredShape, hasPending } from './update-shape.js'
 
@@ -78,6 +79,8 @@ export class LiveDoc {
   #readAgain = false
   /** @type {Map<string, string>} this process's own writes in a shared log: position before → last entry */
   #ownSpans = new Map()
+  /** @type {string | null} the newest entry of a shared log this copy has read or written */
+  #newestKnown = null
   #ydoc = new Y.Doc()
   /** @type {Uint8Array[]} other processes' writes, sent to the editors here, not yet applied */
   #received = []
@@ -442,8 +445,13 @@ export class LiveDoc {
     if (batch.length === 0) return
     let stored
     try {
-      stored = await this.store.append(this.id, batch.map(entry => entry.update))
+      stored = await this.store.append(this.id, batch.map(entry => entry.update), this.#known())
     } catch (err) {
+      if (isBehind(err) && await this.#writeBack()) {
+        for (const entry of batch) entry.resolve()
+        this.#written(batch.length)
+        return
+      }
       for (const entry of batch) entry.reject(err)
       this.#written(batch.length)
       // Updates queued meanwhile build on the refused ones: they are refused too.
@@ -476,12 +484,45 @@ export class LiveDoc {
     this.#queuedCompaction = null
   }
 
+  /** The newest entry this copy knows a shared log holds. */
+  #known () {
+    if (this.position === null) return this.#newestKnown
+    if (this.#newestKnown === null || compareIds(this.position, this.#newestKnown) > 0) return this.position
+    return this.#newestKnown
+  }
+
+  /**
+   * The shared log holds less than this copy read or wrote (Redis restarted on older data, or none):
+   * what was acknowledged since is only in the copies. This one holds all of it (and the batch just
+   * refused): it is written back whole, as one update, before anything else, and the copy goes on
+   * from there. False if that write fails too.
+   */
+  async #writeBack () {
+    this.logger.error({ doc: this.id, known: this.#known() }, 'storage holds less of the document than was acknowledged; writing it back from memory')
+    let stored
+    try {
+      stored = await this.store.append(this.id, [Y.encodeStateAsUpdate(this.#ydoc)], null)
+    } catch (err) {
+      this.logger.error({ err, doc: this.id }, 'writing the document back failed')
+      return false
+    }
+    this.#storedUpdates = stored.logLength ?? this.#storedUpdates + 1
+    if (stored.span) {
+      // The log now holds all the copy does, whatever was read or written before.
+      this.#ownSpans.clear()
+      this.position = stored.span.last
+      this.#newestKnown = stored.span.last
+    }
+    return true
+  }
+
   /**
    * Moves past a write to the shared log (which the store published to other processes) if it
    * follows on from `position`; else it is passed once the entries before it have been read.
    * @param {{ prev: string, last: string }} span
    */
   #stored ({ prev, last }) {
+    if (this.#newestKnown === null || compareIds(last, this.#newestKnown) > 0) this.#newestKnown = last
     if (prev === this.position) {
       this.#advance(last)
     } else {
@@ -544,6 +585,12 @@ export class LiveDoc {
     this.#tail = run.catch(() => {})
     return run
   }
+}
+
+/** @param {unknown} err */
+function isBehind (err) {
+  const cause = /** @type {{ cause?: { code?: unknown } } | null} */ (err)?.cause
+  return cause?.code === STORE_BEHIND
 }
 
 /** @param {Uint8Array[]} updates */

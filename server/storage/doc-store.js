@@ -17,10 +17,12 @@
  * @property {(docId: string) => Promise<StoredDoc>} load rejects if storage fails: never "empty"
  * @property {(docId: string, position: string | null) => Promise<StoredDoc>} readSince what was
  *   stored after `position` (or everything, when a snapshot has moved past it)
- * @property {(docId: string, updates: Uint8Array[]) => Promise<{ logLength?: number, span?: { prev: string, last: string } }>} append
+ * @property {(docId: string, updates: Uint8Array[], known?: string | null) => Promise<{ logLength?: number, span?: { prev: string, last: string } }>} append
  *   writes updates as one atomic, durable write; resolving means they survive a crash of this
  *   process. `logLength`, when the store knows it, is the number of log entries not yet compacted;
  *   `span`, in a shared store, the position before the write and the position of its last entry.
+ *   `known`, in a shared store, the newest entry the writer knows the log holds: a log older than
+ *   that lost what was acknowledged, and the append is refused (STORE_BEHIND as the cause).
  * @property {(docId: string, makeSnapshot: () => Promise<{ snapshot: Uint8Array, position: string | null }>) => Promise<boolean>} compact
  *   replaces the log up to `position` with `snapshot` (which must contain all of it); false if another
  *   process is compacting the document or already stored a newer snapshot
@@ -30,4 +32,5 @@
  *   all of them: a process reads only the logs that moved past its copies
  */
 
-export {}
+/** The code of an append a shared store refused because its log is older than what the writer knows it held. */
+export const STORE_BEHIND = 'STORE_BEHIND'

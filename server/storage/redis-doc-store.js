@@ -1,4 +1,5 @@
 import { AppError } from '../errors.js'
+import { STORE_BEHIND } from './doc-store.js'
 import { RedisBatch } from './redis-batch.js'
 import { execMulti } from './redis.js'
 import { compareIds } from './stream-ids.js'
@@ -43,25 +44,40 @@ return 1
 // documents went from 50 to 39 µs of Redis's time (docs/CLUSTER.md). A log written before `last`
 // was kept is read the old way once; with the log trimmed empty, the entry before is the one the
 // snapshot covers. A deleted document (tombstone set) takes no more writes, and its reply is
-// 'DELETED': a copy still held somewhere must not bring its log back. Given a channel, the script
-// also publishes each write there, framed as redis-doc-feed.js reads it, so messages leave in the
-// order of the stream.
-// ARGV: origin, '1' for SPUBLISH, then per document its channel ('' = do not publish), the number
-// of its updates, and the updates.
+// 'DELETED': a copy still held somewhere must not bring its log back. A log older than the entry
+// the writer knows it holds (Redis restarted on an older dump, or with nothing) takes no write
+// either, and its reply is 'BEHIND': what was acknowledged since is only in the writers' copies.
+// Given a channel, the script also publishes each write there, framed as redis-doc-feed.js reads
+// it, so messages leave in the order of the stream.
+// ARGV: origin, '1' for SPUBLISH, then per document its channel ('' = do not publish), the newest
+// entry its writer knows ('' = none), the number of its updates, and the updates.
 const APPEND_SCRIPT = `
+local function older (a, b)
+  local am, as = string.match(a, '(%d+)-(%d+)')
+  local bm, bs = string.match(b, '(%d+)-(%d+)')
+  am, as, bm, bs = tonumber(am), tonumber(as), tonumber(bm), tonumber(bs)
+  return am < bm or (am == bm and as < bs)
+end
 local replies = {}
 local a = 3
 for k = 1, #KEYS, 3 do
-  local channel, first = ARGV[a], a + 2
-  a = first + tonumber(ARGV[a + 1])
+  local channel, known, first = ARGV[a], ARGV[a + 1], a + 3
+  a = first + tonumber(ARGV[a + 2])
+  local prev = nil
   if redis.call('EXISTS', KEYS[k + 2]) == 1 then
     replies[#replies + 1] = 'DELETED'
   else
-    local prev = redis.call('HGET', KEYS[k + 1], 'last')
+    prev = redis.call('HGET', KEYS[k + 1], 'last')
     if not prev then
       local newest = redis.call('XREVRANGE', KEYS[k], '+', '-', 'COUNT', 1)
       prev = newest[1] and newest[1][1] or redis.call('HGET', KEYS[k + 1], 'position') or '0-0'
     end
+    if known ~= '' and older(prev, known) then
+      replies[#replies + 1] = 'BEHIND'
+      prev = nil
+    end
+  end
+  if prev then
     local last
     for i = first, a - 1 do last = redis.call('XADD', KEYS[k], '*', 'u', ARGV[i]) end
     redis.call('HSET', KEYS[k + 1], 'last', last)
@@ -86,13 +102,13 @@ return 0
 `
 
 /** @typedef {import('./doc-store.js').DocStore} DocStore */
-/** @typedef {{ keys: ReturnType<typeof keysOf>, channel: string, buffers: Buffer[] }} Append one document's write */
+/** @typedef {{ keys: ReturnType<typeof keysOf>, channel: string, known: string, buffers: Buffer[] }} Append one document's write */
 
 /**
  * The scripts above as commands of the client: `defineCommand` adds them at run time, where
  * ioredis's types cannot see them.
  * @typedef {object} DocScripts
- * @property {(numberOfKeys: number, ...keysThenArgs: (string | Buffer)[]) => Promise<([string, string, number] | 'DELETED')[]>} tandemAppend
+ * @property {(numberOfKeys: number, ...keysThenArgs: (string | Buffer)[]) => Promise<([string, string, number] | 'DELETED' | 'BEHIND')[]>} tandemAppend
  * @property {(snap: string, log: string, deleted: string, data: Buffer, position: string) => Promise<0 | 1>} tandemCompact
  * @property {(lock: string, token: string) => Promise<0 | 1>} tandemUnlock
  */
@@ -171,13 +187,18 @@ export class RedisDocStore {
     })
   }
 
-  /** @param {string} docId @param {Uint8Array[]} updates */
-  async append (docId, updates) {
+  /**
+   * @param {string} docId
+   * @param {Uint8Array[]} updates
+   * @param {string | null} [known] the newest entry the writer knows the log holds: refused with
+   *   STORE_BEHIND if Redis's log is older
+   */
+  async append (docId, updates, known = null) {
     const buffers = updates.map(update => Buffer.from(update.buffer, update.byteOffset, update.byteLength))
     // With REDIS_WAITAOF the write is published only once it is on disk, so not by the script.
     const channel = this.feed && !this.waitAof ? this.feed.channelOf(docId) : ''
     const [prev, last, logLength] = await this.guard.write(async () => {
-      const reply = await this.appends.send({ keys: keysOf(docId), channel, buffers })
+      const reply = await this.appends.send({ keys: keysOf(docId), channel, known: known ?? '', buffers })
       if (this.waitAof) await this.#waitAof()
       return reply
     })
@@ -193,9 +214,13 @@ export class RedisDocStore {
    */
   #appendTogether = async (appends) => {
     const keys = appends.flatMap(({ keys }) => [keys.log, keys.snap, keys.deleted])
-    const args = appends.flatMap(({ channel, buffers }) => [channel, String(buffers.length), ...buffers])
+    const args = appends.flatMap(({ channel, known, buffers }) => [channel, known, String(buffers.length), ...buffers])
     const replies = await this.client.tandemAppend(keys.length, ...keys, this.feed?.origin ?? '', this.feed?.sharded ? '1' : '0', ...args)
-    return replies.map(reply => reply === 'DELETED' ? new AppError('NOT_FOUND', 'the document was deleted') : reply)
+    return replies.map(reply => {
+      if (reply === 'DELETED') return new AppError('NOT_FOUND', 'the document was deleted')
+      if (reply === 'BEHIND') return Object.assign(new Error('Redis holds less of the document than it acknowledged (restarted on older data?)'), { code: STORE_BEHIND })
+      return reply
+    })
   }
 
   /**
