@@ -11,7 +11,7 @@ const MAX_RECEIVED = 32
 /**
  * Clients that ever wrote to a document from which its editors' updates wait for the end of the
  * turn, to be applied in one transaction: every Yjs transaction costs time per client
- * (docs/PERFORMANCE.md, "One transaction per turn"). Below, an update is applied at once.
+ * (docs/PERFORMANCE.md, "One Yjs transaction per turn"). Below, an update is applied at once.
  */
 const BATCHED_FROM_CLIENTS = 64
 
