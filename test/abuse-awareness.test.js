@@ -171,7 +171,7 @@ describe('cursor ids held for a departed editor, on a server with auth on', { ti
     assert.deepEqual(codes(replies), [...Array(allowed).fill('ok'), ...Array(264 - allowed).fill('RATE_LIMITED')])
     const claim = await sendAwareness(victor, id, awarenessUpdate(4242, 3, cursor))
     assert.equal(claim.error?.code, 'FORBIDDEN', JSON.stringify(claim))
-    const doc = /** @type {import('../server/docs/live-doc.js').LiveDoc} */ (tandem.server.registry.get(id))
+    const doc = /** @type {import('../server/documents/live-doc.js').LiveDoc} */ (tandem.server.registry.get(id))
     assert.equal(doc.awareness.held, USER_IDS + 1, 'the viewer\'s ids and alice\'s')
     const again = await sessions.editorAs(id, 'victor', 'viewer')
     await again.join(id)

@@ -44,7 +44,7 @@ describe('abusive timing against a server on Redis', { skip: missing('redis-serv
     const alice = editor()
     await alice.join(id)
     for (let i = 0; i < 5; i++) assert.deepEqual(await alice.insert(id, 0, `${i}`), { ok: true })
-    const doc = /** @type {import('../server/docs/live-doc.js').LiveDoc} */ (tandem.server.registry.get(id))
+    const doc = /** @type {import('../server/documents/live-doc.js').LiveDoc} */ (tandem.server.registry.get(id))
     const snapshot = Y.encodeStateAsUpdate(doc.ydoc)
     const position = doc.position
     // A worker that still holds the document compacts it; the session is deleted while it builds

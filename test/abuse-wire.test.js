@@ -172,7 +172,7 @@ describe('small inputs must not cost large resources', () => {
         else refusal = reply.error
       }
       assert.equal(refusal?.code, 'TOO_LARGE', `${shape}: refused past the limit`)
-      const live = /** @type {import('../server/docs/live-doc.js').LiveDoc} */ (tandem.server.registry.get(doc))
+      const live = /** @type {import('../server/documents/live-doc.js').LiveDoc} */ (tandem.server.registry.get(doc))
       const structs = structCount(live.ydoc)
       assert.ok(structs <= MAX_DOC_STRUCTS, `${shape}: ${structs} structs`)
       const grown = heapUsed() - heap
@@ -191,7 +191,7 @@ describe('small inputs must not cost large resources', () => {
     const run = 'x'.repeat(3 * MAX_DOC_STRUCTS)
     assert.deepEqual(await alice.insert(doc, 0, run), { ok: true })
     await eventually(() => bob.text(doc) === run)
-    const live = /** @type {import('../server/docs/live-doc.js').LiveDoc} */ (tandem.server.registry.get(doc))
+    const live = /** @type {import('../server/documents/live-doc.js').LiveDoc} */ (tandem.server.registry.get(doc))
     const before = structCount(live.ydoc)
     /** Deletions of every other character over the first `length` of the run, on a copy of alice's document. @param {number} length */
     const everyOther = length => {
@@ -217,7 +217,7 @@ describe('small inputs must not cost large resources', () => {
   it('refuses with TOO_LARGE edits from more clients than MAX_DOC_CLIENTS, whose every transaction would cost more; the clients in it go on', async () => {
     const { doc, alice, bob } = await room()
     assert.deepEqual(await alice.insert(doc, 0, 'a'), { ok: true })
-    const live = /** @type {import('../server/docs/live-doc.js').LiveDoc} */ (tandem.server.registry.get(doc))
+    const live = /** @type {import('../server/documents/live-doc.js').LiveDoc} */ (tandem.server.registry.get(doc))
     const clients = () => live.ydoc.store.clients.size
     const held = clients()
     /** One update of one character from each of `count` clients new to the document. @param {number} first @param {number} count */
@@ -274,7 +274,7 @@ describe('small inputs must not cost large resources', () => {
       const reply = await mallory.request(EVENTS.UPDATE, { doc, update })
       assert.equal(reply.error?.code, 'INVALID_UPDATE')
     }
-    const live = /** @type {import('../server/docs/live-doc.js').LiveDoc} */ (tandem.server.registry.get(doc))
+    const live = /** @type {import('../server/documents/live-doc.js').LiveDoc} */ (tandem.server.registry.get(doc))
     assert.deepEqual([...live.ydoc.share.keys()], [TEXT_NAME])
     await assertRoomWorks(editing)
   })
@@ -286,7 +286,7 @@ describe('small inputs must not cost large resources', () => {
       const reply = await alice.request(EVENTS.UPDATE, { doc, update: deletionsOfStrangers(1_000_000 + i * 5000, 5000) })
       assert.equal(reply.error?.code, 'OUT_OF_SYNC')
     }
-    const live = /** @type {import('../server/docs/live-doc.js').LiveDoc} */ (tandem.server.registry.get(doc))
+    const live = /** @type {import('../server/documents/live-doc.js').LiveDoc} */ (tandem.server.registry.get(doc))
     assert.equal(live.ydoc.store.pendingDs, null, 'no pending delete set')
     await assertRoomWorks(editing)
   })

@@ -4,7 +4,7 @@ import { describe, it } from 'node:test'
 import pino from 'pino'
 import * as Y from 'yjs'
 import { EVENTS, TEXT_NAME } from '../isomorphic/events.js'
-import { MAX_CLIENTS_PER_CONNECTION } from '../server/docs/awareness-states.js'
+import { MAX_CLIENTS_PER_CONNECTION } from '../server/documents/awareness-states.js'
 import { TestEditor, awarenessUpdate, awarenessUpdates } from './helpers/editor.js'
 import { eventually } from './helpers/eventually.js'
 import { closedWithin, rawWebSocket } from './helpers/raw-engine.js'
@@ -200,7 +200,7 @@ describe('awareness client ids', () => {
     const { id } = await createSession(tandem.url)
     const [alice, flooder] = [new TestEditor(tandem.url), new TestEditor(tandem.url)]
     for (const e of [alice, flooder]) await e.join(id)
-    const doc = /** @type {import('../server/docs/live-doc.js').LiveDoc} */ (tandem.server.registry.get(id))
+    const doc = /** @type {import('../server/documents/live-doc.js').LiveDoc} */ (tandem.server.registry.get(id))
 
     // One message announcing 50,000 cursors is refused whole.
     const many = awarenessUpdates(Array.from({ length: 50_000 }, (_, i) => [1000 + i, 1, { n: i }]))

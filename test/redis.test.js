@@ -288,7 +288,7 @@ describe('Redis failures', { skip: missing('redis-server') }, () => {
     const compactAfterUpdates = 10
     const { a, b, session, alice, bob } = await twoServersOnRedis(t, { compactAfterUpdates })
     // Every write queued on a server so far, and the compaction that may follow it, has run.
-    const settled = (/** @type {typeof a} */ server) => /** @type {import('../server/docs/live-doc.js').LiveDoc} */ (server.server.registry.get(session.id)).settled()
+    const settled = (/** @type {typeof a} */ server) => /** @type {import('../server/documents/live-doc.js').LiveDoc} */ (server.server.registry.get(session.id)).settled()
     const acks = []
     for (let i = 0; i < 40; i++) {
       acks.push(alice.insert(session.id, 0, 'a'))
@@ -312,7 +312,7 @@ describe('Redis failures', { skip: missing('redis-server') }, () => {
 
   it('applies a write received from another server when an edit builds on it, and keeps it waiting while edits do not', async (t) => {
     const { a, b, session, alice, bob } = await twoServersOnRedis(t, {}, { content: 'base\n' })
-    const copyOnA = /** @type {import('../server/docs/live-doc.js').LiveDoc} */ (a.server.registry.get(session.id))
+    const copyOnA = /** @type {import('../server/documents/live-doc.js').LiveDoc} */ (a.server.registry.get(session.id))
     assert.deepEqual(await bob.insert(session.id, 5, 'from B'), { ok: true })
     await eventually(() => alice.text(session.id) === 'base\nfrom B')
     assert.equal(copyOnA.hasWaiting, true, 'server A relayed the write and holds it to apply later')

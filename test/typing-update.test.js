@@ -3,11 +3,11 @@ import { describe, it } from 'node:test'
 import fc from 'fast-check'
 import * as Y from 'yjs'
 import { TEXT_NAME } from '../isomorphic/events.js'
-import { readTyping } from '../server/docs/typing-update.js'
-import { checkInFull, checkUpdate } from '../server/docs/update-check.js'
+import { readTyping } from '../server/documents/typing-update.js'
+import { checkInFull, checkUpdate } from '../server/documents/update-check.js'
 import { updateOf } from './helpers/update-of.js'
 
-// The update check's reading of typing without decoding it (server/docs/typing-update.js) against
+// The update check's reading of typing without decoding it (server/documents/typing-update.js) against
 // the full check: whatever it takes, the full check takes too, with the same counts; everything
 // else it leaves to the full check.
 

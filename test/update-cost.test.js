@@ -6,7 +6,7 @@ import { EVENTS, TEXT_NAME } from '../isomorphic/events.js'
 import { loadConfig } from '../server/config.js'
 import { openBackend } from '../server/storage/backend.js'
 import { StorageHealth } from '../server/storage/storage-health.js'
-import { readShape } from '../server/docs/update-shape.js'
+import { readShape } from '../server/documents/update-shape.js'
 import { TestEditor } from './helpers/editor.js'
 import { api, contentOf, createSession, startServer, tempDataDir } from './helpers/server.js'
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import * as Y from 'yjs'
-import { acceptUpdate } from '../server/docs/accept-update.js'
+import { acceptUpdate } from '../server/documents/accept-update.js'
 import { TEXT_NAME } from '../isomorphic/events.js'
 import { TestEditor } from './helpers/editor.js'
 import { eventually } from './helpers/eventually.js'
@@ -29,7 +29,7 @@ describe('updates taken in one turn', () => {
   })
 
   const sender = /** @type {import('socket.io').Socket} */ (/** @type {unknown} */ ({}))
-  /** @param {import('../server/docs/live-doc.js').LiveDoc} doc @param {Uint8Array} update */
+  /** @param {import('../server/documents/live-doc.js').LiveDoc} doc @param {Uint8Array} update */
   const accept = (doc, update) => acceptUpdate(doc, update, sender, { config: tandem.config }, tandem.server.logger)
 
   /**

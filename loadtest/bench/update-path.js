@@ -13,7 +13,7 @@ import { join } from 'node:path'
 import * as Y from 'yjs'
 import { createServer } from '../../server/app.js'
 import { loadConfig } from '../../server/config.js'
-import { acceptUpdate } from '../../server/docs/accept-update.js'
+import { acceptUpdate } from '../../server/documents/accept-update.js'
 import { TEXT_NAME } from '../../isomorphic/events.js'
 import { medianOf } from '../runs.js'
 

@@ -10,7 +10,7 @@ import { contentQuery, createSessionBody, createTokenBody, listSessionsQuery, pa
  * also takes a join token for it; listing needs the key unless LIST_NEEDS_API_KEY=false.
  * @param {object} deps
  * @param {import('../sessions/session-service.js').SessionService} deps.sessions
- * @param {import('../docs/doc-registry.js').DocRegistry} deps.registry
+ * @param {import('../documents/doc-registry.js').DocRegistry} deps.registry
  * @param {import('../auth/access.js').Access} deps.access
  * @param {import('../realtime/cluster.js').Cluster} deps.cluster
  * @param {ReturnType<typeof import('../auth/api-key.js').apiGuards>} deps.guards

@@ -37,12 +37,12 @@ const CLUSTER_EVENTS = Object.freeze({
  *   other processes can be asked
  * @param {import('../storage/redis-doc-feed.js').RedisDocFeed} [deps.feed] the backend's, when shared
  * @param {import('../storage/seats.js').Seats} deps.seats who holds a seat in which session, every process's
- * @param {import('../docs/doc-registry.js').DocRegistry} deps.registry
+ * @param {import('../documents/doc-registry.js').DocRegistry} deps.registry
  * @param {import('../metrics.js').Metrics} deps.metrics
  * @param {import('pino').Logger} deps.logger
  */
 export function createCluster (io, { enabled, adapterReady = () => true, feed, seats, registry, metrics, logger }) {
-  /** @param {import('../docs/live-doc.js').LiveDoc} doc */
+  /** @param {import('../documents/live-doc.js').LiveDoc} doc */
   const catchUp = doc => doc.catchUp().catch(err => logger.debug({ err, doc: doc.id }, 'catch-up failed'))
   /** @type {NodeJS.Timeout | undefined} */
   let sweep

@@ -1,5 +1,5 @@
 import * as Y from 'yjs'
-import { acceptUpdate } from '../docs/accept-update.js'
+import { acceptUpdate } from '../documents/accept-update.js'
 import { AppError } from '../errors.js'
 import { connectionLimits } from '../limits/limits.js'
 import { EVENTS, ROLES } from '../../isomorphic/events.js'
@@ -11,13 +11,13 @@ import { dropIfSlow } from './slow-consumers.js'
 import { withAck } from './with-ack.js'
 
 /**
- * @typedef {import('../docs/live-doc.js').LiveDoc} LiveDoc
+ * @typedef {import('../documents/live-doc.js').LiveDoc} LiveDoc
  * @typedef {import('./editors.js').Membership} Membership
  */
 
 /**
  * @typedef {object} RealtimeContext
- * @property {import('../docs/doc-registry.js').DocRegistry} registry
+ * @property {import('../documents/doc-registry.js').DocRegistry} registry
  * @property {import('../sessions/session-service.js').SessionService} sessions
  * @property {import('./cluster.js').Cluster} cluster
  * @property {import('../config.js').Config} config

@@ -9,7 +9,7 @@ import { forgetAwareness, roomOf } from './room-relay.js'
 
 /**
  * @typedef {import('../auth/access.js').Membership & {
- *   doc: import('../docs/live-doc.js').LiveDoc,
+ *   doc: import('../documents/live-doc.js').LiveDoc,
  *   awarenessClients: Set<number>,
  *   cancelExpiry: () => void,
  *   seats: Seats
@@ -42,9 +42,9 @@ export function membershipsOf (socket) {
  * expires: the socket gets `doc:closed` with reason `expired` (a token checked only at join would
  * otherwise work for as long as the connection lasts).
  * @param {import('socket.io').Socket} socket
- * @param {import('../docs/live-doc.js').LiveDoc} doc
+ * @param {import('../documents/live-doc.js').LiveDoc} doc
  * @param {import('../auth/access.js').Membership} access
- * @param {import('../docs/doc-registry.js').DocRegistry} registry
+ * @param {import('../documents/doc-registry.js').DocRegistry} registry
  * @param {Seats} seats where the seat goes back when the membership ends
  */
 export function attach (socket, doc, { role, user, tokenId, expiresAtMs }, registry, seats) {
@@ -60,7 +60,7 @@ export function attach (socket, doc, { role, user, tokenId, expiresAtMs }, regis
  * Ends one socket's membership of a document, telling it why.
  * @param {import('socket.io').Socket} socket
  * @param {string} docId
- * @param {import('../docs/doc-registry.js').DocRegistry} registry
+ * @param {import('../documents/doc-registry.js').DocRegistry} registry
  * @param {string} reason one of CLOSE_REASONS
  */
 export function closeMembership (socket, docId, registry, reason) {
@@ -73,7 +73,7 @@ export function closeMembership (socket, docId, registry, reason) {
  * Takes a socket out of a document; tells the remaining editors its cursors are gone.
  * @param {import('socket.io').Socket} socket
  * @param {string} docId
- * @param {import('../docs/doc-registry.js').DocRegistry} registry
+ * @param {import('../documents/doc-registry.js').DocRegistry} registry
  * @returns {boolean} whether the socket had joined the document
  */
 export function detach (socket, docId, registry) {
@@ -97,7 +97,7 @@ export function detach (socket, docId, registry) {
 
 /**
  * Closes a document for every editor in this process: each gets `doc:closed` and leaves the room.
- * @param {import('../docs/doc-registry.js').DocRegistry} registry
+ * @param {import('../documents/doc-registry.js').DocRegistry} registry
  * @param {string} docId
  * @param {string} reason
  */
@@ -107,7 +107,7 @@ export function closeForEditors (registry, docId, reason) {
 
 /**
  * Closes a document for the sockets in this process that joined it with a revoked token.
- * @param {import('../docs/doc-registry.js').DocRegistry} registry
+ * @param {import('../documents/doc-registry.js').DocRegistry} registry
  * @param {string} docId
  * @param {Revoked} revoked
  */
@@ -117,7 +117,7 @@ export function closeForHolders (registry, docId, { tokenId, user }) {
 }
 
 /**
- * @param {import('../docs/doc-registry.js').DocRegistry} registry
+ * @param {import('../documents/doc-registry.js').DocRegistry} registry
  * @param {string} docId
  * @param {string} reason
  * @param {(membership: Membership) => boolean} selected

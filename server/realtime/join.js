@@ -2,11 +2,11 @@ import * as decoding from 'lib0/decoding'
 import * as Y from 'yjs'
 import { AppError } from '../errors.js'
 import { CLOSE_REASONS } from '../../isomorphic/events.js'
-import { catchUp } from '../docs/accept-update.js'
+import { catchUp } from '../documents/accept-update.js'
 import { attach, closeMembership, detach } from './editors.js'
 
 /**
- * @typedef {import('../docs/live-doc.js').LiveDoc} LiveDoc
+ * @typedef {import('../documents/live-doc.js').LiveDoc} LiveDoc
  * @typedef {import('./editors.js').Membership} Membership
  * @typedef {{ doc: LiveDoc, editors: number, role: string }} Joined
  */

@@ -17,12 +17,12 @@ export const roomOf = docId => `doc:${docId}`
 
 /** @typedef {{ awarenessIntervalMs: number, fanOutSpacing: number, metrics: import('../metrics.js').Metrics, writeFrame: import('./write-frame.js').WriteFrame }} RelayOptions */
 
-/** @type {WeakMap<import('../docs/live-doc.js').LiveDoc, RoomRelay>} */
+/** @type {WeakMap<import('../documents/live-doc.js').LiveDoc, RoomRelay>} */
 const relays = new WeakMap()
 
 /**
  * The relay of a document, made on first use.
- * @param {import('../docs/live-doc.js').LiveDoc} doc
+ * @param {import('../documents/live-doc.js').LiveDoc} doc
  * @param {import('socket.io').Namespace} nsp
  * @param {RelayOptions} options
  */
@@ -37,7 +37,7 @@ export function relayOf (doc, nsp, options) {
 
 /**
  * Tells a document's relay that these awareness clients are gone (their removal was sent).
- * @param {import('../docs/live-doc.js').LiveDoc} doc
+ * @param {import('../documents/live-doc.js').LiveDoc} doc
  * @param {Iterable<number>} clientIds
  */
 export function forgetAwareness (doc, clientIds) {
@@ -69,7 +69,7 @@ export class RoomRelay {
   #awarenessSentAt = -Infinity
 
   /**
-   * @param {import('../docs/live-doc.js').LiveDoc} doc
+   * @param {import('../documents/live-doc.js').LiveDoc} doc
    * @param {import('socket.io').Namespace} nsp
    * @param {RelayOptions} options
    */

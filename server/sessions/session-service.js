@@ -13,7 +13,7 @@ export class SessionService {
    * @param {object} deps
    * @param {import('../storage/session-store.js').SessionStore} deps.store
    * @param {import('../storage/doc-store.js').DocStore} deps.docStore
-   * @param {import('../docs/doc-registry.js').DocRegistry} deps.registry
+   * @param {import('../documents/doc-registry.js').DocRegistry} deps.registry
    * @param {import('../realtime/cluster.js').Cluster} deps.cluster closes documents and counts
    *   editors across processes
    * @param {{ defaultMaxEditors: number }} deps.config
