@@ -4,23 +4,12 @@ import { AppError } from '../errors.js'
 import { StartError } from '../exit-codes.js'
 import { KINDS, LOG_DIR, UpdateLog, encodeRecord, leftoverFiles, readRecords, readUpdates, updatesLength, writeUpdates } from './update-log.js'
 
-// Documents in the embedded LevelDB: per document, an optional snapshot under `<id>!s` and its
-// updates under `<id>!b!<seq>`, each entry several updates (hex seq, so keys sort in write order;
-// `<id>!u!<seq>`, one update each, is what earlier versions wrote, still read).
-//
-// An append is durable, and acknowledged, once it is in the update log (update-log.js), whatever
-// LevelDB does meanwhile; the updates then wait here, in memory, and are moved to LevelDB every
-// MOVE_INTERVAL_MS, all of a document's in one entry: a LevelDB write per update and per turn cost
-// more CPU than anything else Tandem does per update (docs/PERFORMANCE.md). Reads merge what LevelDB
-// holds with what waits. At start, what a crash left in the log goes to LevelDB before anything is
-// served.
-//
-// Compaction writes the new snapshot, then range-deletes the entries it covers: a crash in between
-// leaves a snapshot and entries that overlap, and loading applies both, which changes nothing
-// (applying a Yjs update twice is a no-op; so is an update moved twice). Appends go on meanwhile:
-// the entries it deletes are those numbered before the snapshot was taken, whose updates were applied
-// to the document before they were appended, and of the updates waiting for LevelDB those that waited
-// already (unless a move took them meanwhile: then they are stored twice, which changes nothing).
+// Documents in the embedded LevelDB: per document an optional snapshot (`<id>!s`) and entries of
+// several updates each (`<id>!b!<hex seq>`; `<id>!u!<seq>`, one update each, is still read). An append
+// is acknowledged once in the update log (update-log.js); its updates are held here and moved to
+// LevelDB every MOVE_INTERVAL_MS, a document's in one entry (docs/PERFORMANCE.md, "An update log in
+// front of LevelDB"). Reads merge LevelDB with what is held. A compaction writes the snapshot, then
+// deletes the entries it covers: a crash between leaves both, and applying an update twice is a no-op.
 
 const SEQ_WIDTH = 12
 const MOVE_INTERVAL_MS = 100
@@ -35,7 +24,6 @@ const MAX_WAITING_BYTES = 64 * 1024 * 1024
 /** @implements {DocStore} */
 export class LevelDocStore {
   kind = 'leveldb'
-  // LevelDB locks its directory: this process is the only writer.
   shared = false
   /** @type {Map<string, number>} next entry sequence number per document touched since start */
   #nextSeq = new Map()
@@ -49,10 +37,12 @@ export class LevelDocStore {
   #moveTimer = /** @type {NodeJS.Timeout | undefined} */ (undefined)
   #failedMoves = 0
   #closed = false
+  /** @type {Map<string, { deleted: boolean, put?: Promise<unknown> }>} the compaction under way per document */
+  #compacting = new Map()
 
   /**
-   * Opens the store over a database, first moving to it what the update log still holds.
-   * @param {import('./level-guard.js').LevelGuard} guard the database; every write goes through it
+   * First moves to the database what the update log still holds.
+   * @param {import('./level-guard.js').LevelGuard} guard every write goes through it
    * @param {{ dataDir: string, syncWrites: boolean }} config
    * @param {import('pino').Logger} logger
    */
@@ -89,7 +79,7 @@ export class LevelDocStore {
     return { updates: snapshot ? [snapshot, ...updates] : updates, position: null }
   }
 
-  /** Only one process writes: there is never anything new to read. @param {string} docId */
+  /** LevelDB locks its directory, so nothing new is ever written elsewhere. @param {string} docId */
   async readSince (docId) {
     return this.load(docId)
   }
@@ -97,15 +87,13 @@ export class LevelDocStore {
   /** @param {string} docId @param {Uint8Array[]} updates */
   async append (docId, updates) {
     if (this.#waitingBytes > MAX_WAITING_BYTES) throw new AppError('UNAVAILABLE', 'storage is not taking writes; retry')
-    await this.#writeLog(encodeRecord(KINDS.APPEND, docId, updates), () => this.#wait(docId, updates))
+    await this.#writeLog(encodeRecord(KINDS.APPEND, docId, updates), () => this.#holdForMove(docId, updates))
     return {}
   }
 
   /**
-   * Writes a record to the update log: refused, it is not in storage; answered, it is, whatever
-   * LevelDB does meanwhile. Not through the guard: a failed move to LevelDB refuses nothing the log
-   * holds (the move is retried), and a write the log took is never answered as refused. A failed
-   * one is the guard's to report, and to find out, by reopening, when the disk takes writes again.
+   * Refused, the record is not stored; answered, it is. Not through the guard: a failed move refuses
+   * nothing the log holds, but a failed log write is the guard's to report and recover from.
    * @param {Uint8Array} record
    * @param {() => void} [onDurable]
    */
@@ -123,31 +111,44 @@ export class LevelDocStore {
    * @param {() => Promise<{ snapshot: Uint8Array }>} makeSnapshot
    */
   async compact (docId, makeSnapshot) {
-    // Entries numbered before `covered` hold updates that were waiting before it was read, so applied
-    // to the document before the snapshot is taken; those numbered later may not be in it, and stay.
-    const covered = await this.#nextSeqOf(docId)
-    const waiting = this.#waiting.get(docId)
-    const waited = waiting?.length ?? 0
-    const { snapshot } = await makeSnapshot()
-    await this.guard.write(() => this.docs.put(snapshotKey(docId), snapshot, this.writeOptions))
-    if (waiting && this.#waiting.get(docId) === waiting) this.#forget(docId, waited)
-    await this.guard.write(() => this.docs.clear({ ...range(docId, SINGLE), ...this.writeOptions }))
-    await this.guard.write(() => this.docs.clear({ ...range(docId, SEVERAL), lt: entryKey(docId, covered), ...this.writeOptions }))
-    return true
+    const compaction = { deleted: false, put: /** @type {Promise<unknown> | undefined} */ (undefined) }
+    this.#compacting.set(docId, compaction)
+    try {
+      // Entries numbered before `covered` hold updates that were waiting before it was read, so applied
+      // to the document before the snapshot is taken; those numbered later may not be in it, and stay.
+      const covered = await this.#nextSeqOf(docId)
+      const waiting = this.#waiting.get(docId)
+      const waited = waiting?.length ?? 0
+      const { snapshot } = await makeSnapshot()
+      // Deleted meanwhile: the snapshot would bring the document back.
+      if (compaction.deleted) return false
+      compaction.put = this.guard.write(() => this.docs.put(snapshotKey(docId), snapshot, this.writeOptions))
+      await compaction.put
+      if (waiting && this.#waiting.get(docId) === waiting) this.#forget(docId, waited)
+      await this.guard.write(() => this.docs.clear({ ...range(docId, SINGLE), ...this.writeOptions }))
+      await this.guard.write(() => this.docs.clear({ ...range(docId, SEVERAL), lt: entryKey(docId, covered), ...this.writeOptions }))
+      return true
+    } finally {
+      if (this.#compacting.get(docId) === compaction) this.#compacting.delete(docId)
+    }
   }
 
   /** @param {string} docId */
   async delete (docId) {
+    // A compaction under way writes no snapshot from now on; one it is writing is deleted with the rest.
+    const compaction = this.#compacting.get(docId)
+    if (compaction) compaction.deleted = true
     // In the log first, so that a crash before the move cannot bring the document back.
     await this.#writeLog(encodeRecord(KINDS.DELETE, docId))
     // A move under way may still write the document's entries (or, failing, give them back): it
     // ends before these deletes.
     await this.#moved
+    await compaction?.put?.catch(() => {})
     this.#forget(docId)
     await this.#deleteFromLevel(docId)
   }
 
-  /** Moves what waits to LevelDB and closes the log; its files are deleted once all of it is moved. */
+  /** The log's files are deleted once everything held is moved. */
   async close () {
     if (this.#closed) return
     this.#closed = true
@@ -157,8 +158,8 @@ export class LevelDocStore {
     this.log?.close({ empty: this.#waiting.size === 0 })
   }
 
-  /** @param {string} docId @param {Uint8Array[]} updates */
-  #wait (docId, updates) {
+  /** Durable in the update log: held until the next move. @param {string} docId @param {Uint8Array[]} updates */
+  #holdForMove (docId, updates) {
     const waiting = this.#waiting.get(docId)
     if (waiting) waiting.push(...updates)
     else this.#waiting.set(docId, [...updates])
@@ -166,11 +167,7 @@ export class LevelDocStore {
     this.#scheduleMove(MOVE_INTERVAL_MS)
   }
 
-  /**
-   * Drops a document's first `count` waiting updates (all of them by default): they need no move.
-   * @param {string} docId
-   * @param {number} [count]
-   */
+  /** Drops held updates that need no move. @param {string} docId @param {number} [count] all by default */
   #forget (docId, count = Infinity) {
     const waiting = this.#waiting.get(docId) ?? []
     for (const update of waiting.splice(0, count)) this.#waitingBytes -= update.byteLength
@@ -178,9 +175,8 @@ export class LevelDocStore {
   }
 
   /**
-   * A move starts once the one before it has ended, however long LevelDB took: two at once would
-   * each take `#moving` for its own, so a read between them could miss what the first still writes,
-   * and the first, ending, could delete a log file the second rotated away from before writing it.
+   * One move at a time: two would each take `#moving`, so a read could miss what the first still
+   * writes, and the first could delete a log file the second has not written yet.
    * @param {number} ms
    */
   #scheduleMove (ms) {
@@ -190,15 +186,14 @@ export class LevelDocStore {
       this.#moved = this.#moved.then(() => this.#moveNow()).then(
         () => { this.#failedMoves = 0 },
         () => {
-          // LevelDB refused the batch; LevelGuard reopens it and reports storage health meanwhile.
-          // Appends go on: the log holds them, and this retry moves them.
+          // LevelGuard reopens LevelDB meanwhile; appends go on, the log holds them.
           this.#failedMoves++
           this.#scheduleMove(Math.min(MOVE_INTERVAL_MS * 2 ** this.#failedMoves, RETRY_MAX_MS))
         })
     }, ms)
   }
 
-  /** Writes every waiting update to LevelDB, one entry per document; then deletes the log files they filled. */
+  /** One entry per document, then the log files they filled are deleted. */
   async #moveNow () {
     const log = /** @type {UpdateLog} */ (this.log)
     log.rotateIfPast(LOG_FILE_BYTES)
@@ -223,8 +218,7 @@ export class LevelDocStore {
   }
 
   /**
-   * Moves what a previous run left in the update log to LevelDB, then deletes its files. Refuses to
-   * start on a damaged record, while it is still on disk.
+   * Moves what a previous run left in the update log to LevelDB; refuses to start on a damaged record.
    * @param {string} dir
    * @param {import('pino').Logger} logger
    * @returns {Promise<number>} the number of the next file of the log
@@ -246,8 +240,7 @@ export class LevelDocStore {
         { file: path, offset, records: records.length })
       }
       if (tornBytes > 0) {
-        // Cut short by a crash, or by damage since (then it may have been acknowledged): nothing more
-        // of it can be read.
+        // Cut short by a crash, or damaged since (then possibly acknowledged): nothing more is readable.
         logger.warn({ file: path, droppedRecords: 1, droppedBytes: tornBytes, records: records.length },
           `the update log ends in an incomplete record: 1 record (${tornBytes} bytes), possibly acknowledged, is dropped`)
       }
@@ -286,10 +279,7 @@ export class LevelDocStore {
     this.#nextSeq.delete(docId)
   }
 
-  /**
-   * One new entry per document, holding all of its updates.
-   * @param {Map<string, Uint8Array[]>} updatesByDoc
-   */
+  /** One new entry per document. @param {Map<string, Uint8Array[]>} updatesByDoc */
   async #entriesOf (updatesByDoc) {
     /** @type {{ type: 'put', key: string, value: Uint8Array }[]} */
     const ops = []
