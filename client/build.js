@@ -3,7 +3,7 @@ import { copyFile, mkdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { fileURLToPath } from 'node:url'
 import { bundleSizes, formatSizes } from './bundle-size.js'
-import { hashedName, precompress } from './precompress.js'
+import { hashedName, precompress } from '../scripts/precompress.js'
 
 // Builds the editor pages into client/dist: index.html (the CodeMirror page) and monaco.html (the
 // Monaco recipe), and under assets/ their scripts, stylesheets and Monaco's worker. Every asset's

@@ -13,7 +13,7 @@ import { brotliCompressSync, gzipSync } from 'node:zlib'
  * stylesheet, the entry chunk and the chunks it imports statically), for each language package
  * what an editor of a session in that language loads on top, and what the Monaco page loads.
  * Sizes are raw, and as the server sends them to a browser that takes brotli or gzip (the copies
- * client/precompress.js wrote; the HTML, sent as it is, is compressed here for comparison).
+ * scripts/precompress.js wrote; the HTML, sent as it is, is compressed here for comparison).
  * @param {string} dist the build directory, ending in a slash
  * @param {import('esbuild').Metafile} metafile of the pages' build
  * @param {{ entry: string, monaco: string[], style: string }} files URL paths (`/assets/…`) of

@@ -1,12 +1,11 @@
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
+import { readFileSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { loadConfig } from '../server/config.js'
-import { NODE_OPTIONS } from '../server/node-options.js'
 import { TandemApi } from './api.js'
 import { now, sleepUntil } from './clock.js'
 
@@ -14,12 +13,15 @@ import { now, sleepUntil } from './clock.js'
 // `single` runs `node server/index.js` (embedded LevelDB); `cluster` runs one redis-server and
 // `clusterWorkers` plain `node server/index.js` processes sharing it, each on its own port, as
 // separate hosts or a non-sticky balancer's backends would be. Everything listens on a free loopback
-// port with its data in a temp directory, and `stop()` undoes everything.
+// port with its data in a temp directory, and `stop()` undoes everything. Like any client, it imports
+// nothing from server/: the Node.js options come from `npm start`'s script, SYNC_WRITES from the
+// environment it passes on.
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const READY_TIMEOUT_MS = 60000
 const STOP_TIMEOUT_MS = 15000
 const OUTPUT_TAIL_CHARS = 4000
+const ENTRY = 'server/index.js'
 
 /** @typedef {{ name: string, pid: number }} NamedPid a process whose CPU and RSS /proc shows */
 
@@ -38,9 +40,25 @@ const OUTPUT_TAIL_CHARS = 4000
 // client; a spawned server turns those off. Per-connection limits stay at their defaults.
 const PER_IP_LIMITS_OFF = { MAX_CONNECTIONS_PER_IP: '0', CONNECTIONS_PER_MINUTE: '0', JOINS_PER_MINUTE: '0', REST_PER_MINUTE: '0' }
 
-// Redis as docs/CLUSTER.md and the README's VPS section configure it: the append-only file, fsynced
+// Redis as docs/CLUSTER.md and docs/DEPLOYMENT.md's PM2 cluster configure it: the append-only file, fsynced
 // every second, so its cost is part of what is measured.
 const REDIS_PERSISTENCE = ['--appendonly', 'yes', '--appendfsync', 'everysec', '--save', '']
+
+/**
+ * The Node.js options of package.json's start script, `node [--option ...] server/index.js`, with
+ * which every spawned server runs (test/loadtest-spawn.test.js holds them equal to the server's).
+ */
+export const SERVER_NODE_OPTIONS = nodeOptionsOf(JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).scripts.start)
+
+/** @param {string} start @returns {readonly string[]} */
+function nodeOptionsOf (start) {
+  const words = start.trim().split(/\s+/)
+  const options = words.slice(1, -1)
+  if (words[0] !== 'node' || words.at(-1) !== ENTRY || !options.every(word => word.startsWith('--'))) {
+    throw new Error(`package.json's start script is not \`node [--option ...] ${ENTRY}\`: ${start}`)
+  }
+  return Object.freeze(options)
+}
 
 /**
  * @param {'single' | 'cluster'} mode
@@ -72,7 +90,7 @@ async function spawnSingle (options) {
  */
 export async function startServerProcess (env, apiKey = null) {
   const port = await freePort()
-  const server = startProcess('server', process.execPath, [...NODE_OPTIONS, join(ROOT, 'server/index.js')], { ...env, PORT: String(port), HOST: '127.0.0.1' })
+  const server = startProcess('server', process.execPath, [...SERVER_NODE_OPTIONS, join(ROOT, ENTRY)], { ...env, PORT: String(port), HOST: '127.0.0.1' })
   const url = `http://127.0.0.1:${port}`
   await ready(url, apiKey, [server]).catch(async (err) => { await server.stop('SIGINT'); throw err })
   return { url, server }
@@ -100,7 +118,7 @@ async function spawnCluster ({ clusterWorkers, apiKey }) {
     ports.shift()
     const env = { ...PER_IP_LIMITS_OFF, HOST: '127.0.0.1', REDIS_URL: `redis://127.0.0.1:${redisPort}`, LOG_LEVEL: 'warn' }
     for (const [i, port] of ports.entries()) {
-      servers.push(startProcess(`server ${i}`, process.execPath, [...NODE_OPTIONS, join(ROOT, 'server/index.js')], {
+      servers.push(startProcess(`server ${i}`, process.execPath, [...SERVER_NODE_OPTIONS, join(ROOT, ENTRY)], {
         ...env,
         PORT: String(port),
         DATA_DIR: join(dir, `data-${i}`),
@@ -123,16 +141,16 @@ function pidsOf (processes) {
   return processes.map(({ name, pid }) => ({ name, pid: /** @type {number} */ (pid) }))
 }
 
+// The words server/config.js reads SYNC_WRITES with (test/loadtest-spawn.test.js holds them equal).
+const SYNC_WRITES = new Map([['true', true], ['1', true], ['yes', true], ['false', false], ['0', false], ['no', false], ['', false]])
+
 /**
- * SYNC_WRITES as the spawned server reads it: this process's environment plus what the spawner sets.
- * @param {Record<string, string>} env
+ * SYNC_WRITES as the spawned server reads it: this process's environment plus what the spawner
+ * sets; null for a value the server refuses.
+ * @param {Record<string, string | undefined>} env
  */
-function syncWritesOf (env) {
-  try {
-    return loadConfig({ ...process.env, ...env }).syncWrites
-  } catch {
-    return null
-  }
+export function syncWritesOf (env) {
+  return SYNC_WRITES.get(({ ...process.env, ...env }.SYNC_WRITES ?? '').trim()) ?? null
 }
 
 /**

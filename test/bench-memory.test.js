@@ -4,8 +4,8 @@ import { promisify } from 'node:util'
 import { describe, it } from 'node:test'
 
 const run = promisify(execFile)
-const MEMORY_BENCH = new URL('../loadtest/bench/memory.js', import.meta.url).pathname
-const HEAP_BENCH = new URL('../loadtest/bench/heap.js', import.meta.url).pathname
+const MEMORY_BENCH = new URL('../bench/memory.js', import.meta.url).pathname
+const HEAP_BENCH = new URL('../bench/heap.js', import.meta.url).pathname
 
 describe('the memory bench (npm run bench)', () => {
   it('reports the RSS per idle editor and per loaded document of a real server, and how much of it is V8\'s young generation', async () => {

@@ -4,7 +4,7 @@ import { promisify } from 'node:util'
 import { describe, it } from 'node:test'
 
 const run = promisify(execFile)
-const UPDATE_PATH_BENCH = new URL('../loadtest/bench/update-path.js', import.meta.url).pathname
+const UPDATE_PATH_BENCH = new URL('../bench/update-path.js', import.meta.url).pathname
 
 describe('the update path bench (npm run bench)', () => {
   it('reports the CPU per update of check, apply, encode and store, over documents that then hold every update', async () => {

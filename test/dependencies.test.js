@@ -7,7 +7,8 @@ import { fileURLToPath } from 'node:url'
 
 // What `npm ci --omit=dev` installs must be enough for `npm start` (the server, and the page that
 // `prestart` bundles with esbuild when there is no build yet) and for `npm run cluster`; what only
-// the load test uses stays out of it. Checked from the sources' imports, not from memory.
+// the load test and the benchmarks use stays out of it. Checked from the sources' imports, not from
+// memory.
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'))
@@ -55,7 +56,7 @@ function pulledInByProduction (name) {
 const server = importsOf(['server', 'isomorphic', 'scripts'])
 // The page `prestart` builds: esbuild and everything the bundle pulls in.
 const page = importsOf(['client/src', 'isomorphic', 'client/build.js', 'client/bundle-size.js'])
-const loadtest = importsOf(['loadtest'])
+const loadtest = importsOf(['loadtest', 'bench'])
 
 describe('package.json', () => {
   it('lists every package the server imports as a production dependency', () => {

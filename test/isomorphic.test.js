@@ -8,7 +8,7 @@ import { ESLint } from 'eslint'
 // isomorphic/ runs unchanged in browsers and in Node. The lint rules of eslint.config.js keep it so
 // as it is edited; these tests show that they refuse what they must (and no more), and that the
 // folder, with the packages it imports, bundles for the browser. The same rules keep imports
-// between the other folders pointing one way; a check here shows the load test's bites.
+// between the other folders pointing one way; the checks below show that each of those bites.
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const eslint = new ESLint({ cwd: ROOT })
@@ -63,10 +63,33 @@ describe('isomorphic/', () => {
   })
 })
 
+describe('server/', () => {
+  it('imports nothing from client/, loadtest/, bench/ or test/, and takes what it shares with the build from scripts/', async () => {
+    for (const [path, specifier] of [['server/http/snippet.js', '../../client/build.js'], ['server/snippet.js', '../client/src/index.js'],
+      ['server/realtime/snippet.js', '../../loadtest/spawn.js'], ['server/snippet.js', '../bench/index.js'], ['server/snippet.js', '../test/helpers/server.js']]) {
+      assert.deepEqual(await lint(path, `import * as part from '${specifier}'\nexport { part }\n`), ['no-restricted-imports'], specifier)
+    }
+    assert.deepEqual(await lint('server/http/snippet.js', "import { ENCODINGS } from '../../scripts/precompress.js'\nexport { ENCODINGS }\n"), [])
+  })
+})
+
 describe('loadtest/', () => {
-  it('imports nothing from the tests, while the tests may import from it', async () => {
-    assert.deepEqual(await lint('loadtest/bench/snippet.js', "import { tempDataDir } from '../../test/helpers/server.js'\nexport { tempDataDir }\n"), ['no-restricted-imports'])
-    assert.deepEqual(await lint('loadtest/snippet.js', "import { atEnd } from '../test/helpers/at-end.js'\nexport { atEnd }\n"), ['no-restricted-imports'])
-    assert.deepEqual(await lint('test/helpers/snippet.js', "import { startProcess } from '../../loadtest/spawn.js'\nexport { startProcess }\n"), [])
+  it('imports nothing from server/, bench/ or test/, while the shipped client and the wire code are its to use', async () => {
+    for (const [path, specifier] of [['loadtest/snippet.js', '../server/config.js'], ['loadtest/protocols/snippet.js', '../../server/documents/accept-update.js'],
+      ['loadtest/snippet.js', '../bench/quiet.js'], ['loadtest/snippet.js', '../test/helpers/at-end.js']]) {
+      assert.deepEqual(await lint(path, `import * as part from '${specifier}'\nexport { part }\n`), ['no-restricted-imports'], specifier)
+    }
+    assert.deepEqual(await lint('loadtest/protocols/snippet.js', "import * as part from '../../client/src/socket.js'\nexport { part }\n"), [])
+    assert.deepEqual(await lint('loadtest/snippet.js', "import * as part from '../isomorphic/events.js'\nexport { part }\n"), [])
+  })
+})
+
+describe('bench/', () => {
+  it('may import the server\'s internals and the load test\'s parts, and nothing from test/, while the tests may import from it', async () => {
+    assert.deepEqual(await lint('bench/snippet.js', "import * as part from '../server/documents/accept-update.js'\nexport { part }\n"), [])
+    assert.deepEqual(await lint('bench/peers/snippet.js', "import * as part from '../../loadtest/histogram.js'\nexport { part }\n"), [])
+    assert.deepEqual(await lint('bench/snippet.js', "import * as part from '../test/helpers/server.js'\nexport { part }\n"), ['no-restricted-imports'])
+    assert.deepEqual(await lint('test/helpers/snippet.js', "import * as part from '../../bench/quiet.js'\nexport { part }\n"), [])
+    assert.deepEqual(await lint('test/helpers/snippet.js', "import * as part from '../../loadtest/spawn.js'\nexport { part }\n"), [])
   })
 })

@@ -54,14 +54,14 @@ describe('the package', () => {
     assert.deepEqual(errors, [])
   })
 
-  it('packs the code, its declarations and docs, and no tests, reports, load test peers or data', async () => {
+  it('packs the code, its declarations and docs, and no tests, reports, load test, benchmarks or data', async () => {
     const { stdout } = await run('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: ROOT })
     const files = JSON.parse(stdout)[0].files.map((/** @type {{ path: string }} */ file) => file.path)
     for (const path of ['package.json', 'README.md', 'server/app.js', 'isomorphic/parser.js', 'isomorphic/protocol.js', 'client/src/index.js',
-      'client/build.js', 'client/static/index.html', 'types/client/src/index.d.ts', 'types/isomorphic/protocol.d.ts', 'types/server/app.d.ts', 'docs/PROTOCOL.md']) {
+      'client/build.js', 'scripts/precompress.js', 'client/static/index.html', 'types/client/src/index.d.ts', 'types/isomorphic/protocol.d.ts', 'types/server/app.d.ts', 'docs/PROTOCOL.md']) {
       assert.ok(files.includes(path), `${path} is not packed`)
     }
-    const unwanted = files.filter((/** @type {string} */ path) => /^(test|reports|loadtest|data|\.tmp|client\/dist|node_modules)\//.test(path) || /\.env$/.test(path))
+    const unwanted = files.filter((/** @type {string} */ path) => /^(test|reports|loadtest|bench|data|\.tmp|client\/dist|node_modules)\//.test(path) || /\.env$/.test(path))
     assert.deepEqual(unwanted, [])
   })
 })

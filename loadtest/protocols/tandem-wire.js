@@ -1,15 +1,15 @@
 import { EVENTS } from '../../isomorphic/events.js'
 import { decodeMessage } from '../../isomorphic/msgpack-decode.js'
 import { EVENT, PARSER } from '../../isomorphic/parser.js'
-import { openWebSocket } from '../peers/clients/websocket.js'
+import { openWebSocket } from './websocket.js'
 import { joinRoom, sendUpdate } from './tandem.js'
 
 // Tandem's protocol (docs/PROTOCOL.md), the same bytes as tandem.js sends, spoken over a bare `ws`
-// WebSocket as the peers' clients speak theirs (peers/clients/): Engine.IO v4's WebSocket transport
-// (text frames for its own packets, binary frames for messages) carrying Socket.IO v5 packets in
-// Tandem's MessagePack parser. It does without socket.io-client's managers, emitters and per-packet
-// objects, so one generator core holds more editors before its own delays show in the figures. The
-// shipped client's code path is what tandem.js measures.
+// WebSocket as the peers' clients speak theirs (bench/peers/clients/): Engine.IO v4's WebSocket
+// transport (text frames for its own packets, binary frames for messages) carrying Socket.IO v5
+// packets in Tandem's MessagePack parser. It does without socket.io-client's managers, emitters and
+// per-packet objects, so one generator core holds more editors before its own delays show in the
+// figures. The shipped client's code path is what tandem.js measures.
 
 const CONNECT = 0
 const ACK = 3

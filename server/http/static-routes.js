@@ -2,7 +2,7 @@ import { stat } from 'node:fs/promises'
 import { extname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Router } from 'express'
-import { ENCODINGS, HASHED_NAME } from '../../client/precompress.js'
+import { ENCODINGS, HASHED_NAME } from '../../scripts/precompress.js'
 import { AppError } from '../errors.js'
 import { isDocId } from '../../isomorphic/ids.js'
 

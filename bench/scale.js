@@ -1,21 +1,22 @@
-// `npm run bench -- scale [options]` (or `node loadtest/bench/scale.js`): does another server process
-// add capacity? The same workload runs against the embedded single process (LevelDB), then against
-// W processes sharing one Redis for each W of --workers, each room's editors spread over the
-// processes (spread.js; or each room on one, `--placement rooms`), and with `--separate` W embedded
+// `npm run bench -- scale [options]` (or `node bench/scale.js`): does another server process add
+// capacity? The same workload runs against the embedded single process (LevelDB), then against W
+// processes sharing one Redis for each W of --workers, each room's editors spread over the processes
+// (loadtest/spread.js; or each room on one, `--placement rooms`), and with `--separate` W embedded
 // processes that share nothing, each room on one: what W processes cost on this machine whatever
-// they send each other. Each configuration is started alone (spawn.js), loaded by the load test's
-// own level (worker threads, HDR histograms: level.js) and stopped. The cost compared is the CPU of
-// every server process and Redis (/proc) per 1,000 deliveries the server counted (/metrics).
-import { TandemApi } from '../api.js'
-import { runLevel } from '../level.js'
-import { describeMachine } from '../machine.js'
-import { OptionError } from '../options.js'
-import { createProgress } from '../progress.js'
-import { formatMs, formatNumber, formatPercent } from '../report/format.js'
-import { medianOf } from '../runs.js'
-import { table } from '../report/table.js'
-import { spawnServer } from '../spawn.js'
-import { separateTarget, tandemTarget } from '../target.js'
+// they send each other. Each configuration is started alone (loadtest/spawn.js), loaded by the load
+// test's own level (worker threads, HDR histograms: loadtest/level.js) and stopped. The cost compared
+// is the CPU of every server process and Redis (/proc) per 1,000 deliveries the server counted
+// (/metrics).
+import { TandemApi } from '../loadtest/api.js'
+import { runLevel } from '../loadtest/level.js'
+import { describeMachine } from '../loadtest/machine.js'
+import { OptionError } from '../loadtest/options.js'
+import { createProgress } from '../loadtest/progress.js'
+import { formatMs, formatNumber, formatPercent } from '../loadtest/report/format.js'
+import { medianOf } from '../loadtest/runs.js'
+import { table } from '../loadtest/report/table.js'
+import { spawnServer } from '../loadtest/spawn.js'
+import { separateTarget, tandemTarget } from '../loadtest/target.js'
 import { NOTE_WAIT_MS, waitForQuiet } from './quiet.js'
 import { parseScaleOptions, scaleHelpText } from './scale-options.js'
 import { levelOptions } from './workload-options.js'
@@ -40,7 +41,7 @@ export function configurationsOf (options) {
 
 /**
  * @param {Readonly<import('./scale-options.js').ScaleBenchOptions>} options
- * @param {{ onProgress: (progress: import('../level.js').Progress) => void, onNote: (text: string) => void }} hooks
+ * @param {{ onProgress: (progress: import('../loadtest/level.js').Progress) => void, onNote: (text: string) => void }} hooks
  */
 export async function runScaleBench (options, hooks) {
   const startedAt = new Date().toISOString()
@@ -147,7 +148,7 @@ async function measure (configuration, options, hooks) {
 /**
  * Embedded single processes, each on its own port and data directory.
  * @param {number} count
- * @returns {Promise<{ url: string, urls: string[], pids: import('../spawn.js').NamedPid[], stop: () => Promise<void> }>}
+ * @returns {Promise<{ url: string, urls: string[], pids: import('../loadtest/spawn.js').NamedPid[], stop: () => Promise<void> }>}
  */
 async function spawnSeparate (count) {
   /** @type {Awaited<ReturnType<typeof spawnServer>>[]} */
@@ -162,7 +163,7 @@ async function spawnSeparate (count) {
   return { url: servers[0].url, urls: servers.map(server => server.url), pids: servers.map((server, i) => ({ name: `server ${i}`, pid: server.pids[0].pid })), stop }
 }
 
-/** What the bench keeps of a level (null figures when it failed). @param {import('../level-result.js').LevelResult | null} level */
+/** What the bench keeps of a level (null figures when it failed). @param {import('../loadtest/level-result.js').LevelResult | null} level */
 function figuresOf (level) {
   return {
     ackP99Ms: level?.ackMs?.p99 ?? null,

@@ -1,16 +1,16 @@
 import { randomBytes } from 'node:crypto'
 import * as Y from 'yjs'
 import { TEXT_NAME } from '../../isomorphic/events.js'
-import { checkRooms } from '../convergence.js'
+import { checkRooms } from '../../loadtest/convergence.js'
 
-// A peer system as a level sees it (the load test's Target, target.js). A peer has no REST API, no
+// A peer system as a level sees it (the load test's Target, loadtest/target.js). A peer has no REST API, no
 // /metrics and serves no document text: its rooms are names, every editor starts from the same
 // seed update applied locally, and convergence means every editor of a room holds the same text.
 
 /**
  * @param {import('./start.js').PeerName} name
  * @param {string} url
- * @returns {import('../target.js').Target}
+ * @returns {import('../../loadtest/target.js').Target}
  */
 export function peerTarget (name, url) {
   return {

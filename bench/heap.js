@@ -9,8 +9,8 @@
 import { mkdir, mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { TandemApi } from '../api.js'
-import { startServerProcess } from '../spawn.js'
+import { TandemApi } from '../loadtest/api.js'
+import { startServerProcess } from '../loadtest/spawn.js'
 import { joinEditor } from './joined-editor.js'
 
 const EDITORS = Number(process.env.EDITORS ?? 500)

@@ -5,16 +5,16 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import * as Y from 'yjs'
-import { createServer } from '../../server/app.js'
-import { loadConfig } from '../../server/config.js'
-import { TEXT_NAME } from '../../isomorphic/events.js'
-import { createHistogram, recordMs, summarize } from '../histogram.js'
+import { createServer } from '../server/app.js'
+import { loadConfig } from '../server/config.js'
+import { TEXT_NAME } from '../isomorphic/events.js'
+import { createHistogram, recordMs, summarize } from '../loadtest/histogram.js'
 
 const STORED_UPDATES = 10000
 const RUNS = 5
 
 /**
- * @param {import('../../server/app.js').TandemServer} server
+ * @param {import('../server/app.js').TandemServer} server
  * @param {string} label
  * @param {(id: string) => Promise<void>} store writes the stored form under a fresh id per run (an
  *   unload compacts what it loaded, and LevelDB tombstones would slow a reused range)
@@ -30,7 +30,7 @@ async function timeLoads (server, label, store) {
     if (doc.ydoc.getText(TEXT_NAME).length !== STORED_UPDATES) throw new Error('incomplete load')
     await server.registry.unload(id)
   }
-  return /** @type {import('../histogram.js').LatencySummary} */ (summarize(loads))
+  return /** @type {import('../loadtest/histogram.js').LatencySummary} */ (summarize(loads))
 }
 
 export async function run () {

@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url'
-import { now, sleepUntil } from '../clock.js'
-import { freePort, startProcess } from '../spawn.js'
+import { now, sleepUntil } from '../../loadtest/clock.js'
+import { freePort, startProcess } from '../../loadtest/spawn.js'
 import { READY_PREFIX } from './servers/announce.js'
 
 // Starts a peer server (servers/<name>.js) as a child process on a free loopback port and resolves

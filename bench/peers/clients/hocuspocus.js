@@ -1,7 +1,7 @@
 import * as decoding from 'lib0/decoding'
 import * as encoding from 'lib0/encoding'
 import * as sync from 'y-protocols/sync'
-import { OrderedAcks, openWebSocket } from './websocket.js'
+import { OrderedAcks, openWebSocket } from '../../../loadtest/protocols/websocket.js'
 import { receiveSync } from './y-sync.js'
 
 // Hocuspocus's protocol, as @hocuspocus/provider speaks it: every message starts with the document
@@ -16,7 +16,7 @@ import { receiveSync } from './y-sync.js'
 const TYPE = Object.freeze({ SYNC: 0, AWARENESS: 1, AUTH: 2, CLOSE: 7, SYNC_STATUS: 8 })
 const AUTH = Object.freeze({ TOKEN: 0, PERMISSION_DENIED: 1, AUTHENTICATED: 2 })
 
-/** @type {import('../../protocols/index.js').Protocol} */
+/** @type {import('../../../loadtest/protocols/index.js').Protocol} */
 export const protocol = {
   name: 'hocuspocus',
   ack: 'applied in memory (SyncStatus)',
@@ -33,10 +33,10 @@ class HocuspocusConnection {
   onStep2 = null
   /** @type {((error: Error | null) => void) | null} */
   onAuth = null
-  /** @type {Promise<import('../../protocols/index.js').Ack> | null} the ACK of this client's step 2 */
+  /** @type {Promise<import('../../../loadtest/protocols/index.js').Ack> | null} the ACK of this client's step 2 */
   diffAck = null
 
-  /** @param {import('../../protocols/index.js').ConnectOptions} options */
+  /** @param {import('../../../loadtest/protocols/index.js').ConnectOptions} options */
   constructor (options) {
     this.options = options
     this.acks = new OrderedAcks(options.timeoutMs)

@@ -1,14 +1,14 @@
-import { defaultOptions } from '../options.js'
-import { duration, integer, number } from '../values.js'
+import { defaultOptions } from '../loadtest/options.js'
+import { duration, integer, number } from '../loadtest/values.js'
 
-// The workload options the benches share (bench/scale.js, peers/run.js): one table of flags, so
+// The workload options the benches share (bench/scale.js, bench/peers/run.js): one table of flags, so
 // both read and document them alike, and the load test's options for a level of that workload.
 
 const SECOND = 1000
 
 /**
  * @param {{ durationDefault: string, window: string }} what the measured window's default, and what it is per
- * @returns {import('../options.js').OptionSpec[]}
+ * @returns {import('../loadtest/options.js').OptionSpec[]}
  */
 export function workloadSpecs ({ durationDefault, window }) {
   return [
@@ -25,7 +25,7 @@ export function workloadSpecs ({ durationDefault, window }) {
  * it, no cursors, no REST, no trace.
  * @param {{ rate: number, payload: number, durationMs: number, warmupMs: number, ackTimeoutMs: number }} workload
  * @param {{ editors: number, perRoom: number, workers: number }} level perRoom Infinity for one document, workers 0 for auto
- * @returns {Readonly<import('../options.js').Options>}
+ * @returns {Readonly<import('../loadtest/options.js').Options>}
  */
 export function levelOptions ({ rate, payload, durationMs, warmupMs, ackTimeoutMs }, { editors, perRoom, workers }) {
   return Object.freeze({

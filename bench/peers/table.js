@@ -1,6 +1,6 @@
-import { formatMs, formatNumber, formatPercent } from '../report/format.js'
-import { table } from '../report/table.js'
-import { medianOf } from '../runs.js'
+import { formatMs, formatNumber, formatPercent } from '../../loadtest/report/format.js'
+import { table } from '../../loadtest/report/table.js'
+import { medianOf } from '../../loadtest/runs.js'
 
 // The peer comparison as markdown: one table of every system at every load (and run), the medians
 // over the runs when there are several, then the ratios Tandem/peer per load, then what limited

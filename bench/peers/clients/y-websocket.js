@@ -1,7 +1,7 @@
 import * as decoding from 'lib0/decoding'
 import * as encoding from 'lib0/encoding'
 import * as sync from 'y-protocols/sync'
-import { openWebSocket } from './websocket.js'
+import { openWebSocket } from '../../../loadtest/protocols/websocket.js'
 import { receiveSync } from './y-sync.js'
 
 // The y-websocket protocol, as y-websocket's WebsocketProvider speaks it: one WebSocket per
@@ -14,7 +14,7 @@ import { receiveSync } from './y-sync.js'
 const MESSAGE_SYNC = 0
 const MESSAGE_AWARENESS = 1
 
-/** @type {import('../../protocols/index.js').Protocol} */
+/** @type {import('../../../loadtest/protocols/index.js').Protocol} */
 export const protocol = {
   name: 'y-websocket',
   ack: null,
@@ -32,7 +32,7 @@ class YWebsocketConnection {
   /** @type {((appliedAt: number) => void) | null} */
   onStep2 = null
 
-  /** @param {import('../../protocols/index.js').ConnectOptions} options */
+  /** @param {import('../../../loadtest/protocols/index.js').ConnectOptions} options */
   constructor (options) {
     this.options = options
   }

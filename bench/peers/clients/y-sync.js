@@ -1,7 +1,7 @@
 import * as decoding from 'lib0/decoding'
 import * as sync from 'y-protocols/sync'
 import * as Y from 'yjs'
-import { now } from '../../clock.js'
+import { now } from '../../../loadtest/clock.js'
 
 // The client's side of a y-protocols sync message, shared by the protocols built on it (Hocuspocus,
 // y-websocket); each reads its own framing first and answers step 1 in it.

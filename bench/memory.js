@@ -13,9 +13,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import * as Y from 'yjs'
 import { encodeAwarenessUpdate, Awareness } from 'y-protocols/awareness'
-import { TandemApi } from '../api.js'
-import { samplesOf, sum } from '../prometheus.js'
-import { startServerProcess } from '../spawn.js'
+import { TandemApi } from '../loadtest/api.js'
+import { samplesOf, sum } from '../loadtest/prometheus.js'
+import { startServerProcess } from '../loadtest/spawn.js'
 import { joinEditor } from './joined-editor.js'
 
 const EDITORS = Number(process.env.EDITORS ?? 1000)

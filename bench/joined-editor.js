@@ -1,12 +1,12 @@
 import * as Y from 'yjs'
-import { TEXT_NAME } from '../../isomorphic/events.js'
-import { protocol } from '../protocols/tandem.js'
+import { TEXT_NAME } from '../isomorphic/events.js'
+import { protocol } from '../loadtest/protocols/tandem.js'
 
-// An editor of the micro-benchmarks: a load-test connection (protocols/tandem.js, over the shipped
-// client's socket and parser) joined to one document, and the Y.Doc it keeps in step with it. Its
-// edits go out one at a time, each awaiting its ACK. Joining answers the server's state with the
-// editor's diff, as every load-test editor does: for a fresh editor a 2-byte update with nothing in
-// it, stored and acknowledged like any other.
+// An editor of the micro-benchmarks: a load-test connection (loadtest/protocols/tandem.js, over the
+// shipped client's socket and parser) joined to one document, and the Y.Doc it keeps in step with
+// it. Its edits go out one at a time, each awaiting its ACK. Joining answers the server's state with
+// the editor's diff, as every load-test editor does: for a fresh editor a 2-byte update with nothing
+// in it, stored and acknowledged like any other.
 
 const ACK_TIMEOUT_MS = 5000
 const REMOTE = 'remote'
@@ -58,7 +58,7 @@ export async function joinEditor (url, doc) {
       ydoc.on('update', collect)
       text.insert(index, chars)
       ydoc.off('update', collect)
-      return /** @type {Promise<import('../protocols/index.js').Ack>} */ (connection.send(Y.mergeUpdates(updates)))
+      return /** @type {Promise<import('../loadtest/protocols/index.js').Ack>} */ (connection.send(Y.mergeUpdates(updates)))
     },
     /** @param {Uint8Array} update a y-protocols awareness update */
     sendAwareness (update) {

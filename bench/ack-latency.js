@@ -4,9 +4,9 @@
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { TandemApi } from '../api.js'
-import { createHistogram, recordMs, summarize } from '../histogram.js'
-import { startServerProcess } from '../spawn.js'
+import { TandemApi } from '../loadtest/api.js'
+import { createHistogram, recordMs, summarize } from '../loadtest/histogram.js'
+import { startServerProcess } from '../loadtest/spawn.js'
 import { joinEditor } from './joined-editor.js'
 
 const UPDATES = 1000
@@ -30,7 +30,7 @@ async function measure (env) {
       if (i >= WARMUP) recordMs(latency, performance.now() - started)
     }
     editor.close()
-    return /** @type {import('../histogram.js').LatencySummary} */ (summarize(latency))
+    return /** @type {import('../loadtest/histogram.js').LatencySummary} */ (summarize(latency))
   } finally {
     await server.stop('SIGTERM')
     await rm(dir, { recursive: true, force: true })

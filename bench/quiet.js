@@ -1,5 +1,5 @@
-import { now, sleepUntil } from '../clock.js'
-import { readMachineBusyMs } from '../process-stats.js'
+import { now, sleepUntil } from '../loadtest/clock.js'
+import { readMachineBusyMs } from '../loadtest/process-stats.js'
 
 // Idle enough to start a run: the machine busy under a quarter of a core, over a second, while
 // nothing of the benchmark runs. On a machine shared with other work (tests), this keeps runs from

@@ -6,16 +6,16 @@ import { availableParallelism } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { after, before, describe, it } from 'node:test'
+import { SYSTEM_NAMES, parsePeerOptions } from '../bench/peers/options.js'
+import { pinGenerator, pinServer } from '../bench/peers/pin.js'
+import { renderPeerTables } from '../bench/peers/table.js'
 import { OptionError } from '../loadtest/options.js'
-import { OrderedAcks } from '../loadtest/peers/clients/websocket.js'
-import { SYSTEM_NAMES, parsePeerOptions } from '../loadtest/peers/options.js'
-import { pinGenerator, pinServer } from '../loadtest/peers/pin.js'
-import { renderPeerTables } from '../loadtest/peers/table.js'
+import { OrderedAcks } from '../loadtest/protocols/websocket.js'
 import { formatMs } from '../loadtest/report/format.js'
 import { tableAfter } from './helpers/markdown.js'
 import { tempDataDir } from './helpers/server.js'
 
-const PEERS_CLI = new URL('../loadtest/peers/cli.js', import.meta.url).pathname
+const PEERS_CLI = new URL('../bench/peers/cli.js', import.meta.url).pathname
 const run = promisify(execFile)
 
 describe('npm run peers: a short run against every system, each started for it', () => {

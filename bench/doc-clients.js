@@ -3,7 +3,7 @@
 // once when it ends, so each update applied to the document pays for all of them. Each document
 // here holds one character from each of its clients; the time is that of an empty transaction.
 import * as Y from 'yjs'
-import { TEXT_NAME } from '../../isomorphic/events.js'
+import { TEXT_NAME } from '../isomorphic/events.js'
 
 const CLIENTS = [10, 1000, 10_000, 20_000]
 const MERGED = 5000

@@ -2,14 +2,14 @@ import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
 import { before, describe, it } from 'node:test'
-import { parseScaleOptions } from '../loadtest/bench/scale-options.js'
-import { renderScaleTable } from '../loadtest/bench/scale.js'
+import { parseScaleOptions } from '../bench/scale-options.js'
+import { renderScaleTable } from '../bench/scale.js'
 import { OptionError } from '../loadtest/options.js'
 import { formatMs, formatNumber, formatPercent } from '../loadtest/report/format.js'
 import { tableAfter } from './helpers/markdown.js'
 import { missing } from './helpers/processes.js'
 
-const BENCH = new URL('../loadtest/bench/index.js', import.meta.url).pathname
+const BENCH = new URL('../bench/index.js', import.meta.url).pathname
 const run = promisify(execFile)
 
 describe('npm run bench -- scale: a tiny run against the embedded process, then 1 and 2 processes sharing Redis', { skip: missing('redis-server') }, () => {

@@ -1,15 +1,16 @@
 // The same editor workload, on this machine and in this run, against Tandem and its peers:
 // Hocuspocus, the y-websocket server, a naive Socket.IO relay and a bare ws relay (the floor). For
 // each load, each system in turn is started alone on a free loopback port, loaded by the load test's
-// own machinery (worker threads, send log, HDR histograms: level.js) through a warm-up and a measured
-// window, and stopped. Its server process's CPU and RSS come from /proc, the same way for every system.
-import { TandemApi } from '../api.js'
-import { NOTE_WAIT_MS, waitForQuiet } from '../bench/quiet.js'
-import { levelOptions } from '../bench/workload-options.js'
-import { runLevel } from '../level.js'
-import { describeMachine } from '../machine.js'
-import { spawnServer } from '../spawn.js'
-import { tandemTarget } from '../target.js'
+// own machinery (worker threads, send log, HDR histograms: loadtest/level.js) through a warm-up and a
+// measured window, and stopped. Its server process's CPU and RSS come from /proc, the same way for
+// every system.
+import { TandemApi } from '../../loadtest/api.js'
+import { NOTE_WAIT_MS, waitForQuiet } from '../quiet.js'
+import { levelOptions } from '../workload-options.js'
+import { runLevel } from '../../loadtest/level.js'
+import { describeMachine } from '../../loadtest/machine.js'
+import { spawnServer } from '../../loadtest/spawn.js'
+import { tandemTarget } from '../../loadtest/target.js'
 import { pinGenerator, pinServer } from './pin.js'
 import { PEERS, startPeer } from './start.js'
 import { peerTarget } from './target.js'
@@ -38,7 +39,7 @@ export function loadsOf (options) {
  * Runs every system at every load, `runs` times. Loads are the outer loop, so the systems compared
  * at one load ran minutes apart at most, under the same conditions on the machine.
  * @param {Readonly<import('./options.js').PeerBenchOptions>} options
- * @param {{ onProgress: (progress: import('../level.js').Progress) => void, onNote: (text: string) => void }} hooks
+ * @param {{ onProgress: (progress: import('../../loadtest/level.js').Progress) => void, onNote: (text: string) => void }} hooks
  */
 export async function runPeerBench (options, hooks) {
   const startedAt = new Date().toISOString()
@@ -106,7 +107,7 @@ async function measure (system, load, options, hooks) {
   try {
     server = await startSystem(system, options)
     if (options.pin) for (const { pid } of server.processes) pinServer(pid)
-    /** @type {import('../protocols/index.js').Protocol} */
+    /** @type {import('../../loadtest/protocols/index.js').Protocol} */
     const protocol = (await import(server.target.protocolModule)).protocol
     const level = await runLevel({
       options: levelOptions(options, { editors: load.editors, perRoom: load.perRoom, workers: options.workers }),
@@ -141,7 +142,7 @@ async function startSystem (system, options) {
 
 /**
  * What the comparison shows of a level.
- * @param {import('../level-result.js').LevelResult} level
+ * @param {import('../../loadtest/level-result.js').LevelResult} level
  * @param {string | null} ackMeaning
  */
 function figuresOf (level, ackMeaning) {

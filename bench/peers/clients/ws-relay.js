@@ -1,11 +1,11 @@
-import { now } from '../../clock.js'
-import { openWebSocket } from './websocket.js'
+import { now } from '../../../loadtest/clock.js'
+import { openWebSocket } from '../../../loadtest/protocols/websocket.js'
 
 // The client of the bare ws relay (servers/ws-relay.js): one WebSocket per editor, the room in the
 // URL path, each Yjs update sent as one binary message and received as the bytes another editor
 // sent. No sync (editors start from the same seed), no ACK, no presence.
 
-/** @type {import('../../protocols/index.js').Protocol} */
+/** @type {import('../../../loadtest/protocols/index.js').Protocol} */
 export const protocol = {
   name: 'ws-relay',
   ack: null,
@@ -18,7 +18,7 @@ class WsRelayConnection {
   closing = false
   sendAwareness = null
 
-  /** @param {import('../../protocols/index.js').ConnectOptions} options */
+  /** @param {import('../../../loadtest/protocols/index.js').ConnectOptions} options */
   constructor (options) {
     this.options = options
   }

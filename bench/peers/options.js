@@ -1,7 +1,7 @@
-import { workloadSpecs } from '../bench/workload-options.js'
-import { OptionError, optionLines, parseSpecs } from '../options.js'
-import { duration, integer, nonEmpty, oneOf } from '../values.js'
-import { TANDEM_CLIENTS } from '../target.js'
+import { workloadSpecs } from '../workload-options.js'
+import { OptionError, optionLines, parseSpecs } from '../../loadtest/options.js'
+import { duration, integer, nonEmpty, oneOf } from '../../loadtest/values.js'
+import { TANDEM_CLIENTS } from '../../loadtest/target.js'
 import { pinUnavailable } from './pin.js'
 import { PEERS } from './start.js'
 
@@ -29,12 +29,12 @@ export const SYSTEM_NAMES = Object.freeze(['tandem', ...Object.keys(PEERS)])
  * @property {boolean} apply editors apply every remote update and convergence is checked. Default false.
  * @property {number} quietWaitMs longest wait, before each run, for the machine to be idle. Default 60 s.
  * @property {boolean} pin the server on CPU 0 alone, the generator on the other CPUs. Default false.
- * @property {import('../target.js').TandemClient} tandemClient what Tandem's editors speak through. Default wire.
+ * @property {import('../../loadtest/target.js').TandemClient} tandemClient what Tandem's editors speak through. Default wire.
  * @property {string} out directory for peers-<timestamp>/peers.md and peers.json. Default loadtest/reports.
  * @property {boolean} json print the results as JSON instead of tables. Default false.
  */
 
-/** @type {import('../options.js').OptionSpec[]} */
+/** @type {import('../../loadtest/options.js').OptionSpec[]} */
 export const PEER_OPTION_SPECS = [
   { key: 'systems', arg: 'LIST', default: SYSTEM_NAMES.join(','), parse: systems, help: 'Systems to compare, comma-separated.' },
   { key: 'oneDoc', arg: 'LIST', default: '50,100,150,200', parse: loads, help: 'Loads with every editor in ONE document, in editors; `none` skips them.' },
@@ -46,7 +46,7 @@ export const PEER_OPTION_SPECS = [
   { key: 'apply', help: 'Editors apply every update they receive, as real editors do, and rooms are checked for convergence. Off by default: that costs the generator about 35 µs per delivery at 100 editors in one document, for every system alike, CPU taken from the servers under test.' },
   { key: 'quietWaitMs', arg: 'TIME', default: '60s', parse: duration({ max: 600 * SECOND }), help: 'Before each run, wait up to this long for the machine to be idle (other processes under a quarter of a core over a second); 0 does not wait.' },
   { key: 'pin', help: 'Run each server on CPU 0 alone and the load generator on the other CPUs (taskset; Linux, 2 CPUs or more), so neither takes the other\'s core.' },
-  { key: 'tandemClient', arg: 'CLIENT', default: 'wire', parse: oneOf(/** @type {import('../target.js').TandemClient[]} */ (Object.keys(TANDEM_CLIENTS))), help: 'What Tandem\'s editors speak through: `wire`, its protocol over a bare WebSocket, as every peer\'s client here speaks its own; `socket.io`, the shipped client\'s socket.io-client socket, which costs the generator more per message.' },
+  { key: 'tandemClient', arg: 'CLIENT', default: 'wire', parse: oneOf(/** @type {import('../../loadtest/target.js').TandemClient[]} */ (Object.keys(TANDEM_CLIENTS))), help: 'What Tandem\'s editors speak through: `wire`, its protocol over a bare WebSocket, as every peer\'s client here speaks its own; `socket.io`, the shipped client\'s socket.io-client socket, which costs the generator more per message.' },
   { key: 'out', arg: 'DIR', default: 'loadtest/reports', parse: nonEmpty, help: 'Where to write peers-<timestamp>/peers.md and peers.json.' },
   { key: 'json', help: 'Print the results as JSON instead of tables.' },
   { key: 'help', help: 'Show this help.' }
@@ -66,7 +66,7 @@ export function parsePeerOptions (argv) {
 
 export function peerHelpText () {
   return [
-    'Usage: npm run peers -- [options]      (or: node loadtest/peers/cli.js [options])',
+    'Usage: npm run peers -- [options]      (or: node bench/peers/cli.js [options])',
     '',
     'Runs the same editor workload against Tandem and its peers, one system at a time on this machine:',
     'each system is started on a free loopback port, loaded through a warm-up and a measured window,',

@@ -1,6 +1,6 @@
-import { optionLines, parseSpecs } from '../options.js'
-import { PLACEMENTS } from '../spread.js'
-import { duration, integer, integerList, oneOf } from '../values.js'
+import { optionLines, parseSpecs } from '../loadtest/options.js'
+import { PLACEMENTS } from '../loadtest/spread.js'
+import { duration, integer, integerList, oneOf } from '../loadtest/values.js'
 import { workloadSpecs } from './workload-options.js'
 
 // Every option of the scale-out bench (bench/scale.js) in one place: flag, default, unit and
@@ -13,7 +13,7 @@ const SECOND = 1000
  * @property {number[]} workers server processes sharing one Redis, one configuration each, ascending. Default 1,2,4.
  * @property {number} editors editors connected at once. Default 300.
  * @property {number} perRoom editors per room. Default 5.
- * @property {import('../spread.js').Placement} placement editors of a room over the processes (`editors`) or each room on one (`rooms`). Default editors.
+ * @property {import('../loadtest/spread.js').Placement} placement editors of a room over the processes (`editors`) or each room on one (`rooms`). Default editors.
  * @property {boolean} separate also measure W embedded processes that share nothing, each room on one. Default false.
  * @property {number} rate edits per second per editor. Default 5.
  * @property {number} payload characters per edit. Default 8.
@@ -26,7 +26,7 @@ const SECOND = 1000
  * @property {boolean} json print the results as JSON instead of a table. Default false.
  */
 
-/** @type {import('../options.js').OptionSpec[]} */
+/** @type {import('../loadtest/options.js').OptionSpec[]} */
 export const SCALE_OPTION_SPECS = [
   { key: 'workers', arg: 'LIST', default: '1,2,4', parse: workerList, help: 'Server processes sharing one Redis: one configuration per number, after the embedded single process.' },
   { key: 'editors', arg: 'N', default: '300', parse: integer(2, 5000), help: 'Editors connected at once.' },
@@ -51,7 +51,7 @@ export function parseScaleOptions (argv) {
 
 export function scaleHelpText () {
   return [
-    'Usage: npm run bench -- scale [options]      (or: node loadtest/bench/scale.js [options])',
+    'Usage: npm run bench -- scale [options]      (or: node bench/scale.js [options])',
     '',
     'Does a server process add capacity? Runs the same workload against the embedded single process',
     '(LevelDB), then against 1, 2, 4… processes sharing one Redis (each room\'s editors spread over the',

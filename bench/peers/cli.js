@@ -4,8 +4,8 @@
 // print the tables (or the JSON with --json) on stdout.
 import { mkdir, writeFile } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
-import { OptionError } from '../options.js'
-import { createProgress } from '../progress.js'
+import { OptionError } from '../../loadtest/options.js'
+import { createProgress } from '../../loadtest/progress.js'
 import { parsePeerOptions, peerHelpText } from './options.js'
 import { loadsOf, runPeerBench } from './run.js'
 import { renderPeerTables } from './table.js'

@@ -11,11 +11,11 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import * as Y from 'yjs'
-import { createServer } from '../../server/app.js'
-import { loadConfig } from '../../server/config.js'
-import { acceptUpdate } from '../../server/documents/accept-update.js'
-import { TEXT_NAME } from '../../isomorphic/events.js'
-import { medianOf } from '../runs.js'
+import { createServer } from '../server/app.js'
+import { loadConfig } from '../server/config.js'
+import { acceptUpdate } from '../server/documents/accept-update.js'
+import { TEXT_NAME } from '../isomorphic/events.js'
+import { medianOf } from '../loadtest/runs.js'
 
 /** Documents per round: 600 editors in rooms of 5. */
 const DOCUMENTS = Number(process.env.DOCUMENTS ?? 120)
@@ -50,8 +50,8 @@ function typedUpdates (seed) {
 
 /**
  * One round over fresh documents; the CPU of the whole process (LevelDB's threads included) per update.
- * @param {import('../../server/app.js').TandemServer} server
- * @param {import('../../server/config.js').Config} config
+ * @param {import('../server/app.js').TandemServer} server
+ * @param {import('../server/config.js').Config} config
  * @param {number} round
  */
 async function timeRound (server, config, round) {

@@ -1,7 +1,8 @@
 import { WebSocket } from 'ws'
 
-// The WebSocket client of the peer protocols: `ws`, the library socket.io-client itself uses in
-// Node, without compression (no server here negotiates it either).
+// The WebSocket client of the protocols spoken over a bare WebSocket (tandem-wire.js, and the peers'
+// clients in bench/peers/clients/): `ws`, the library socket.io-client itself uses in Node, without
+// compression (no server here negotiates it either).
 
 /**
  * Opens a WebSocket; rejects if it is not open within `timeoutMs`. The listeners are attached
@@ -34,7 +35,7 @@ export function openWebSocket (url, timeoutMs, on) {
  * place in the line, so the ACKs after it still reach the right sends.
  */
 export class OrderedAcks {
-  /** @type {{ resolve: (ack: import('../../protocols/index.js').Ack) => void, settled: boolean }[]} */
+  /** @type {{ resolve: (ack: import('./index.js').Ack) => void, settled: boolean }[]} */
   #line = []
 
   /** @param {number} timeoutMs */
@@ -42,7 +43,7 @@ export class OrderedAcks {
     this.timeoutMs = timeoutMs
   }
 
-  /** @returns {Promise<import('../../protocols/index.js').Ack>} the ACK of the message sent just now */
+  /** @returns {Promise<import('./index.js').Ack>} the ACK of the message sent just now */
   expect () {
     return new Promise((resolve, reject) => {
       const entry = { resolve, settled: false }
@@ -59,7 +60,7 @@ export class OrderedAcks {
     })
   }
 
-  /** @param {import('../../protocols/index.js').Ack} ack */
+  /** @param {import('./index.js').Ack} ack */
   answer (ack) {
     this.#line.shift()?.resolve(ack)
   }

@@ -1,5 +1,5 @@
 import { io } from 'socket.io-client'
-import { now } from '../../clock.js'
+import { now } from '../../../loadtest/clock.js'
 import { RELAY_EVENTS } from '../servers/relay-events.js'
 
 // The client of the naive Socket.IO relay (servers/socketio-relay.js): a socket.io-client WebSocket
@@ -7,7 +7,7 @@ import { RELAY_EVENTS } from '../servers/relay-events.js'
 // that the server relays to the room's other sockets. No sync (editors start from the same seed),
 // no ACK of updates, no presence.
 
-/** @type {import('../../protocols/index.js').Protocol} */
+/** @type {import('../../../loadtest/protocols/index.js').Protocol} */
 export const protocol = {
   name: 'socketio-relay',
   ack: null,
@@ -20,7 +20,7 @@ class SocketIoRelayConnection {
   closing = false
   sendAwareness = null
 
-  /** @param {import('../../protocols/index.js').ConnectOptions} options */
+  /** @param {import('../../../loadtest/protocols/index.js').ConnectOptions} options */
   constructor (options) {
     this.options = options
   }

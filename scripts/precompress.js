@@ -3,6 +3,10 @@ import { readdir, readFile, writeFile } from 'node:fs/promises'
 import { promisify } from 'node:util'
 import { brotliCompress, constants, gzip } from 'node:zlib'
 
+// The asset names and encodings that the page's build (client/build.js) writes and the server
+// (server/http/static-routes.js) serves: here, beside the other scripts, as the server imports
+// nothing from client/.
+
 const brotli = promisify(brotliCompress)
 const gzipAsync = promisify(gzip)
 
