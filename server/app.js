@@ -30,22 +30,16 @@ import { SessionService } from './sessions/session-service.js'
 import { openBackend } from './storage/backend.js'
 import { StorageHealth } from './storage/storage-health.js'
 
-/** How long a stopping server waits for its connections to close before cutting them: a client
- * that reads answers the close within a round trip, and a stop must fit PM2's kill_timeout. */
+/** A client that reads answers a close within a round trip; a stop must fit PM2's kill_timeout. */
 const CLOSE_GRACE_MS = 1000
 
 /**
- * Builds a Tandem server: Express REST API, Socket.IO realtime and the stores behind them. Touches no
- * environment, signal or port until `listen`; `server/index.js` is the process around it.
- *
- * What this process owns: the documents it has loaded (Y.Doc, awareness, write queue) and its sockets.
- * What it shares with other processes: sessions and document updates, through the store; broadcasts
- * and small control messages (cluster.js), through the Socket.IO adapter.
- *
+ * Builds a Tandem server (REST, Socket.IO, stores); touches no environment, signal or port until
+ * `listen`. This process owns the documents it loaded and its sockets; sessions and updates are
+ * shared through the store, broadcasts and control messages through the adapter.
  * @param {import('./config.js').Config} config
- * @param {{ logger?: import('pino').Logger, now?: () => number }} [deps] `now`: the clock of the
- *   per-connection rate limits and of the sampling of audit lines, in ms (default `performance.now`;
- *   tests pass one they move by hand)
+ * @param {{ logger?: import('pino').Logger, now?: () => number }} [deps] `now`: the clock of
+ *   per-connection rates and audit sampling, in ms (tests move it by hand)
  */
 export async function createServer (config, deps = {}) {
   const logger = deps.logger ?? createLogger(config)
@@ -53,8 +47,8 @@ export async function createServer (config, deps = {}) {
   const storageHealth = new StorageHealth(logger, metrics.storageErrors)
   const backend = await openBackend(config, logger, storageHealth)
   const corsOrigin = allowedOrigins(config.corsOrigin)
-  // Auth off on a loopback address answers only to this machine's names, whatever CORS_ORIGIN says:
-  // a page on a rebound name is same-origin to the browser, so no CORS setting refuses its requests.
+  // Auth off on loopback answers only this machine's names: a page on a rebound name is same-origin to
+  // the browser, so no CORS setting refuses it.
   const localOnly = !config.authSecret && isLoopback(config.host)
 
   const app = express()
@@ -67,7 +61,7 @@ export async function createServer (config, deps = {}) {
   function forgetUpgraded () { upgraded.delete(this) }
   httpServer.on('upgrade', (_req, socket) => {
     upgraded.add(socket)
-    // A socket closes once: `on` spares the wrapper `once` would keep for each connection.
+    // `on`: a socket closes once, and `once` keeps a wrapper per connection.
     socket.on('close', forgetUpgraded)
   })
   const relayOptions = { awarenessIntervalMs: config.awarenessIntervalMs, fanOutSpacing: config.fanOutSpacing, metrics, writeFrame: frameWriter(logger) }
@@ -134,11 +128,7 @@ export async function createServer (config, deps = {}) {
     backend,
     access,
 
-    /**
-     * @param {number} [port]
-     * @param {string} [host]
-     * @returns {Promise<{ port: number, host: string, url: string }>}
-     */
+    /** @param {number} [port] @param {string} [host] @returns {Promise<{ port: number, host: string, url: string }>} */
     listen (port = config.port, host = config.host) {
       return new Promise((resolve, reject) => {
         httpServer.once('error', reject)
@@ -152,19 +142,16 @@ export async function createServer (config, deps = {}) {
     },
 
     /**
-     * Stops accepting, disconnects clients (who reconnect elsewhere: a drain, not a kick), flushes
-     * every document, closes storage. Idempotent.
+     * Stops accepting, disconnects clients (a drain: they reconnect elsewhere), writes every document,
+     * closes storage. Idempotent.
      * @returns {Promise<void>}
      */
     close () {
       closed ??= (async () => {
         closing = true
         stopWatchingConsumers()
-        // io.close() detaches every socket from its documents at once, then waits for each
-        // connection to close; a client that stopped reading never answers the WebSocket close
-        // frame (ws waits 30 s for it). So documents are flushed meanwhile, and connections still
-        // open after CLOSE_GRACE_MS are cut. Idle keep-alive connections would hold the HTTP
-        // server open too.
+        // io.close() waits for every connection, and one that stopped reading never answers the close
+        // frame: documents are written meanwhile, and what is still open after CLOSE_GRACE_MS is cut.
         const ioClosed = io.close()
         httpServer.closeIdleConnections()
         const cut = setTimeout(() => {

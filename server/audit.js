@@ -2,17 +2,16 @@ import { limitKeyOf } from './http/client-ip.js'
 
 /** Refusals of one address, action and code are logged at most once per this many ms. */
 const SAMPLE_MS = 10_000
-/** Longest address part of a sampling key: an unparsable X-Forwarded-For is the client's to choose. */
+/** An unparsable X-Forwarded-For is the client's to choose. */
 const MAX_ADDRESS_CHARS = 64
-/** Keys remembered for sampling; past this the one refused longest ago is written out and dropped. */
+/** Past this the key refused longest ago is written out and dropped. */
 const MAX_SAMPLED = 10_000
 
 /** @typedef {{ at: number, action: string, fields: object | null, unlogged: number }} Sampled when a key's last line was written, the fields of the first refusal left out since, and how many were */
 
 /**
- * Audit lines: who did what, for auth failures, refusals at a limit and management actions. They are
- * ordinary pino lines (time included) tagged `audit: true`, so a log pipeline can route them apart.
- * Fields name the client (ip, user, socket) and the target (session, token id); never a token or key.
+ * Audit lines: auth failures, refusals at a limit, management actions, as pino lines tagged
+ * `audit: true`. Fields name client and target, never a token or key.
  * @param {import('pino').Logger} logger
  * @param {{ now?: () => number }} [options] `now`: the clock of the sampling, in ms
  */
@@ -21,7 +20,7 @@ export function createAudit (logger, { now = () => performance.now() } = {}) {
   /** @type {Map<string, Sampled>} per action, code and address; the one refused longest ago first */
   const sampled = new Map()
 
-  /** The line of the refusals left out since an entry's last line, if any. @param {Sampled} entry */
+  /** @param {Sampled} entry */
   const writeUnlogged = (entry) => {
     if (entry.unlogged === 0) return
     log.warn({ action: entry.action, ...entry.fields, unlogged: entry.unlogged }, `${entry.action} refused ${entry.unlogged} more times`)
@@ -29,7 +28,7 @@ export function createAudit (logger, { now = () => performance.now() } = {}) {
     entry.unlogged = 0
   }
 
-  // Each window that ended with refusals left out gets its line, and quiet addresses are forgotten.
+  // Windows that ended with refusals left out get their line; quiet addresses are forgotten.
   const sweep = setInterval(() => {
     const at = now()
     for (const [key, entry] of sampled) {
@@ -50,10 +49,8 @@ export function createAudit (logger, { now = () => performance.now() } = {}) {
       log.warn({ action, ...fields }, `${action} refused`)
     },
     /**
-     * A refusal that a client can repeat as fast as it can send (a wrong key, a rate limit, a
-     * connection over the limit): at most one line per address (an IPv6 client by its /64), action
-     * and code or reason every 10 s, so a flood costs a line, not a line per request. The refusals
-     * left out get a line of their own, with their count (`unlogged`), when their 10 s are over.
+     * A refusal a client can repeat as fast as it sends: one line per address (IPv6 by its /64), action
+     * and code per SAMPLE_MS, and a line counting those left out (`unlogged`) when the window ends.
      * @param {string} action
      * @param {{ ip: string | undefined, code?: string, reason?: string, [field: string]: unknown }} fields
      */

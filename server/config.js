@@ -19,12 +19,10 @@ export const SAME_ORIGIN = 'same-origin'
  * @property {number} maxUpdateBytes largest Yjs update accepted, in bytes. Default 1 MiB.
  * @property {number} maxBodyBytes largest REST request body, in bytes. Default 2 MiB.
  * @property {number} maxDocsPerSocket documents one connection may hold open at once. Default 20.
- * @property {number} maxConnectionsPerUser connections one user (every token of that user, either role) may
- *   join one document with, over every process (0 = no limit; auth off has no users to count). Default 3.
+ * @property {number} maxConnectionsPerUser connections one user may join one document with, over every process (0 = no limit). Default 3.
  * @property {number} defaultMaxEditors `maxEditors` of a session created without one. Default 50.
  * @property {number} docIdleMs how long a document with no editors stays loaded, in ms. Default 30000.
- * @property {number} compactAfterUpdates stored updates after which a document's log is compacted, once they
- *   also hold as many bytes as the last snapshot or the document passes half of `maxDocBytes`. Default 500.
+ * @property {number} compactAfterUpdates stored updates after which the log is compacted (with a snapshot's worth of bytes). Default 500.
  * @property {boolean} syncWrites fsync every acknowledged write (survives power loss, not just kill -9). Default false.
  * @property {string} corsOrigin allowed browser origins: `*`, `same-origin`, or a comma-separated list.
  *   Default `*`; `same-origin` while auth is off and CORS_ORIGIN is unset.
@@ -33,31 +31,23 @@ export const SAME_ORIGIN = 'same-origin'
  *   `redis+cluster://host:port,host:port`). Empty: embedded LevelDB and one process. Default empty.
  * @property {string[]} redisClusterNodes Redis Cluster seed nodes (`host:port,...`); implies cluster. Default none.
  * @property {'sharded' | 'classic'} redisAdapter Socket.IO Redis adapter: sharded (SPUBLISH, Redis ≥ 7) or classic. Default sharded.
- * @property {boolean} redisWaitAof ACK only after Redis has fsynced the update to its append-only file
- *   (WAITAOF, Redis ≥ 7.2 with appendonly yes). Default false.
- * @property {number} redisAppendSpacingMs with Redis, how often a busy process sends stored updates: the
- *   appends of all its documents together, at each multiple of this many ms on the wall clock (0 = each
- *   at once). Longer costs less CPU per update and adds up to this much to ACK latency. Default 5.
- * @property {number} seatLeaseMs with Redis, how long a process's seats in sessions outlive it when it dies
- *   without giving them back (renewed every third of it). Default 30 s.
+ * @property {boolean} redisWaitAof ACK only once Redis fsynced the update to its AOF (WAITAOF, Redis ≥ 7.2). Default false.
+ * @property {number} redisAppendSpacingMs with Redis, a busy process sends all its appends together at each multiple
+ *   of this many ms (0 = each at once): less CPU per update, up to this much more ACK latency. Default 5.
+ * @property {number} seatLeaseMs with Redis, how long a dead process's seats outlive it (renewed every third). Default 30 s.
  * @property {string[]} transports Socket.IO transports served. Default `websocket` with Redis (PM2's
  *   balancer is not sticky), `polling,websocket` without.
  * @property {string} nodeName this host's name in the `worker` label of metrics. Default the hostname.
- * @property {string} nodeEnv `production` requires AUTH_SECRET, API_KEY, and METRICS_TOKEN or
- *   METRICS_PUBLIC=true. Default development.
- * @property {string} authSecret HS256 key (at least 32 characters) that signs join tokens; empty turns
- *   auth off, which only development allows. Default empty.
- * @property {string} apiKey key for management calls, sent as `Authorization: Bearer`; empty leaves
- *   them open (development only). Default empty.
+ * @property {string} nodeEnv `production` requires AUTH_SECRET, API_KEY, and METRICS_TOKEN or METRICS_PUBLIC=true. Default development.
+ * @property {string} authSecret HS256 key (32+ characters) signing join tokens; empty turns auth off (development only). Default empty.
+ * @property {string} apiKey key for management calls (`Authorization: Bearer`); empty leaves them open (development only). Default empty.
  * @property {boolean} listNeedsApiKey whether listing sessions needs the API key. Default true.
  * @property {string} metricsToken token `/metrics` needs as `Authorization: Bearer` (16+ characters); empty
  *   leaves it open, which production allows only with `metricsPublic`. Default empty.
- * @property {boolean} metricsPublic serve `/metrics` without a token, even in production (a network rule
- *   guards it instead). Default false.
+ * @property {boolean} metricsPublic serve `/metrics` without a token, even in production. Default false.
  * @property {number} tokenTtlSeconds lifetime of a join token minted without `ttl`, in s. Default 3600.
  * @property {number} maxTokenTtlSeconds longest `ttl` a token may be minted with, in s. Default 604800 (7 days).
- * @property {number} trustProxy reverse proxies in front whose X-Forwarded-For is believed (client IPs
- *   for per-IP limits); 0 = use the connection's address. Default 0.
+ * @property {number} trustProxy reverse proxies whose X-Forwarded-For is believed (0 = the connection's address). Default 0.
  * @property {number} restPerMinute REST requests per client IP per minute (0 = no limit). Default 600.
  * @property {number} connectionsPerMinute new Socket.IO connections per client IP per minute (0 = no limit). Default 120.
  * @property {number} maxConnectionsPerIp open Socket.IO connections per client IP, per process (0 = no limit). Default 100.
@@ -65,39 +55,25 @@ export const SAME_ORIGIN = 'same-origin'
  * @property {number} awarenessPerSecond `doc:awareness` messages per connection per second (0 = no limit). Default 60.
  * @property {number} bytesPerSecond update and awareness bytes per connection per second (0 = no limit). Default 4 MiB.
  * @property {number} joinsPerMinute `doc:join`s per client IP per minute (0 = no limit). Default 600.
- * @property {number} maxDocBytes largest stored size of a document (updates since its last snapshot
- *   included), in bytes. Default 64 MiB.
- * @property {number} maxDocStructs structs (Yjs items and collected ranges) a document may hold, in
- *   structs. Wire bytes do not bound memory: an embedded type costs ~650 bytes of heap for ~6 on the
- *   wire, plain text ~210. Default 200000 (at most ~130 MB of heap for the worst shape).
- * @property {number} maxDocClients Yjs clients (editor sessions: each Y.Doc has its own client id) a
- *   document may hold edits from. Every Yjs transaction on a document builds a state vector of all
- *   its clients, twice: 0.2–0.3 ms at 1,000 clients, 3–6 ms at 10,000, 9–13 ms at 20,000, so a few
- *   bytes per client id would otherwise make each later update cost milliseconds. Default 10000.
- * @property {number} maxTypeDepth how deep Yjs types may nest inside the document's root types, in
- *   levels (1 = a type embedded in the text). Default 4.
- * @property {string[]} rootTypes root types an update may place items in (comma-separated names;
- *   the text, `content`, is always one). Default `content`.
- * @property {number} maxInvalidUpdates `doc:update`s refused as INVALID_UPDATE after which the
- *   connection is closed (an honest client sends none; 0 = never closed). Default 5.
- * @property {number} awarenessIntervalMs shortest time between two awareness messages to a room, in ms;
- *   changes in between are merged (latest state per client). 0 = relay each at once. Default 50.
- * @property {number} maxAwarenessStateBytes largest awareness state of one client (name, colour, cursor),
- *   in bytes of JSON. Default 4096.
- * @property {number} maxAwarenessBytes awareness states one document holds in all, in bytes of JSON.
- *   Default 524288.
- * @property {number} maxAwarenessBytesPerUser awareness states of one user (with auth off, one connection) in
- *   one document, in bytes of JSON (0 = no limit). Default 16384.
- * @property {number} maxAwarenessIdsPerUser awareness client ids one user holds in one document: live, or
- *   released within `awarenessIdHoldMs`. Default 64.
- * @property {number} awarenessIdHoldMs how long an awareness client id stays bound to the user who
- *   released it (left, or cleared its state), so another user cannot take a departed editor's cursor
- *   over, in ms. Default 300000.
- * @property {number} fanOutSpacing gap between a busy room's broadcasts, in multiples of the time the
- *   last one took to send (updates arriving meanwhile are merged into the next); 0 = every event-loop
- *   turn. Rooms of fewer than 8 editors get every update at once. Default 3.
- * @property {number} maxBufferedBytes bytes the server queues for one connection that is not reading
- *   before it drops the connection. Default 16 MiB.
+ * @property {number} maxDocBytes largest stored size of a document (log since the snapshot included), in bytes. Default 64 MiB.
+ * @property {number} maxDocStructs structs (items and collected ranges) a document may hold: wire bytes do not bound
+ *   memory, since a struct costs far more heap than its bytes (docs/CONFIGURATION.md). Default 200000.
+ * @property {number} maxDocClients Yjs clients a document may hold edits from: every transaction reads a state
+ *   vector of all of them, so unbounded client ids would make each update slow. Default 10000.
+ * @property {number} maxTypeDepth how deep Yjs types may nest inside the root types (1 = a type in the text). Default 4.
+ * @property {string[]} rootTypes root types an update may place items in (comma-separated; `content` always). Default `content`.
+ * @property {number} maxInvalidUpdates INVALID_UPDATE refusals after which a connection is closed (0 = never). Default 5.
+ * @property {number} awarenessIntervalMs shortest time between two awareness messages to a room, in ms (0 = each at once). Default 50.
+ * @property {number} maxAwarenessStateBytes largest awareness state of one client, in bytes of JSON. Default 4096.
+ * @property {number} maxAwarenessBytes awareness states one document holds in all, in bytes of JSON. Default 524288.
+ * @property {number} maxAwarenessBytesPerUser awareness states of one user (auth off: one connection) per document,
+ *   in bytes of JSON (0 = no limit). Default 16384.
+ * @property {number} maxAwarenessIdsPerUser awareness client ids one user holds per document, live or held. Default 64.
+ * @property {number} awarenessIdHoldMs how long a released awareness client id stays its user's, so nobody else takes
+ *   over a departed editor's cursor, in ms. Default 300000.
+ * @property {number} fanOutSpacing gap between a busy room's broadcasts, in multiples of the last send's duration
+ *   (0 = every turn); rooms of fewer than 8 editors get every update at once. Default 3.
+ * @property {number} maxBufferedBytes bytes queued for a connection that is not reading before it is dropped. Default 16 MiB.
  */
 
 /** @type {Record<keyof Config, { env: string, default: string, parse: (raw: string) => any, secret?: boolean }>} */
@@ -185,8 +161,7 @@ export function loadConfig (env, overrides = {}) {
     }
   }
   // Auth off lets anyone who reaches the server edit any session: unless told otherwise, only this
-  // machine reaches it, and only pages it serves itself may call it (no other site the developer
-  // visits can read or change sessions through the browser).
+  // machine and the pages it serves may.
   if (!config.authSecret) {
     if (!('host' in overrides) && env.HOST === undefined) config.host = LOOPBACK
     if (!('corsOrigin' in overrides) && env.CORS_ORIGIN === undefined) config.corsOrigin = SAME_ORIGIN
@@ -229,10 +204,7 @@ export function loadConfig (env, overrides = {}) {
   return Object.freeze(config)
 }
 
-/**
- * Whether sessions, documents and broadcasts go through Redis (and so may span processes).
- * @param {Pick<Config, 'redisUrl' | 'redisClusterNodes'>} config
- */
+/** Whether everything goes through Redis, and so may span processes. @param {Pick<Config, 'redisUrl' | 'redisClusterNodes'>} config */
 export function usesRedis (config) {
   return config.redisUrl !== '' || config.redisClusterNodes.length > 0
 }

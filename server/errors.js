@@ -21,7 +21,7 @@ export class AppError extends Error {
 }
 
 /**
- * The body sent to clients for any error: known codes keep their message, anything else is hidden.
+ * Known codes keep their message; anything else is hidden.
  * @param {unknown} err
  * @returns {import('../isomorphic/error-codes.js').ErrorBody}
  */
@@ -34,17 +34,13 @@ export function errorBody (err) {
   return { code: 'INTERNAL', message: 'Internal server error' }
 }
 
-/**
- * @param {unknown} err
- * @returns {number}
- */
+/** @param {unknown} err @returns {number} */
 export function statusOf (err) {
   return err instanceof AppError ? err.status : 500
 }
 
 /**
- * Awaits a storage operation; a failure of the storage itself becomes UNAVAILABLE (retry later),
- * keeping the original error as its cause for the log.
+ * A failure of storage itself becomes UNAVAILABLE (retry later), the original kept as its cause.
  * @template T
  * @param {Promise<T>} operation
  * @returns {Promise<T>}

@@ -1,6 +1,5 @@
-// How the process ends when it cannot start, one code per thing an operator does about it, so a
-// supervisor (PM2, systemd, a container runtime) or a script can tell a full disk from a damaged
-// store without reading the log. The README's "Exit codes" table lists the same codes.
+// One exit code per thing an operator does about a failed start, so a supervisor can tell a full
+// disk from a damaged store without the log (docs/CONFIGURATION.md, "Exit codes").
 
 export const EXIT_CODES = Object.freeze({
   /** a shutdown that failed or outlived SHUTDOWN_TIMEOUT_MS (also Node's own code for a crash) */
@@ -23,15 +22,12 @@ export const EXIT_CODES = Object.freeze({
 
 /** @typedef {keyof typeof EXIT_CODES} ExitReason */
 
-/**
- * Why the server cannot start: logged as one line (what, where, what to do) and turned into the
- * process's exit code by server/index.js.
- */
+/** Why the server cannot start: one log line, and the exit code (server/index.js). */
 export class StartError extends Error {
   /**
    * @param {ExitReason} reason
    * @param {string} message what is wrong and what to do about it
-   * @param {Record<string, unknown>} details where (dataDir, file, redis) and the underlying cause
+   * @param {Record<string, unknown>} details where (dataDir, file, redis) and the cause
    */
   constructor (reason, message, details) {
     super(message)

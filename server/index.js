@@ -3,15 +3,13 @@ import { ConfigError, loadConfig, usesRedis } from './config.js'
 import { EXIT_CODES, StartError } from './exit-codes.js'
 import { createLogger } from './logger.js'
 
-// The process around the server: reads the environment, listens, tells PM2 it is ready, and shuts
-// down cleanly on SIGINT/SIGTERM within `shutdownTimeoutMs`.
+// The process: environment, listen, PM2's `ready`, and a clean stop on SIGINT/SIGTERM.
 
 /** @type {Readonly<import('./config.js').Config>} */
 let config
 try {
   config = loadConfig(process.env)
-  // PM2 cluster workers share one port and one balancer: without Redis each would hold its own
-  // documents (and fight over one LevelDB directory).
+  // PM2 workers share one port: without Redis each would hold its own documents.
   if (process.env.exec_mode === 'cluster_mode' && !usesRedis(config)) {
     throw new ConfigError('a PM2 cluster needs REDIS_URL (or REDIS_CLUSTER_NODES): workers share documents through Redis')
   }

@@ -2,13 +2,8 @@ import client from 'prom-client'
 import { EVENTS } from '../isomorphic/events.js'
 
 /**
- * Prometheus metrics of one server instance, on its own registry so that several servers can share a
- * process (tests) without clashing. The load test scrapes `tandem_update_duration_seconds` for the
- * server-side share of ACK latency.
- */
-/**
- * @param {{ worker: string }} options `worker` labels every series (host/instance), so a cluster-wide
- *   scrape tells workers apart
+ * On its own registry, so several servers can share a process (tests).
+ * @param {{ worker: string }} options labels every series, so a cluster-wide scrape tells workers apart
  */
 export function createMetrics ({ worker }) {
   const registry = new client.Registry()
@@ -23,7 +18,7 @@ export function createMetrics ({ worker }) {
     updateDuration: observedInBatches({
       name: 'tandem_update_duration_seconds',
       help: 'Server-side update processing: received, validated, applied, persisted, acknowledged',
-      // 0.1 ms resolution at the bottom: an in-memory apply plus a LevelDB write takes well under 1 ms.
+      // Fine at the bottom: an in-memory apply and a local write take well under a millisecond.
       buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
       registers
     }),
@@ -48,11 +43,8 @@ export function createMetrics ({ worker }) {
   }
 }
 
-// The metrics the update path feeds for every update or delivery keep plain numbers there, handed to
-// prom-client when a scrape reads them (its `collect`). prom-client's own `inc` and `observe` check
-// the value, hash the labels and look the series up on every call: 1.6 % of the main thread's
-// samples at 600 editors in rooms of 5, against 0.25 % for the counters' additions and the
-// histogram's batches, whose observations prom-client still takes one by one, in a loop
+// The update path's metrics keep plain numbers, handed to prom-client when a scrape reads them: its
+// own `inc` and `observe` check, hash labels and look the series up on every call
 // (docs/PERFORMANCE.md, "The update path's metrics").
 
 /** What the hot path adds to, until the next scrape moves it into its counter. */
@@ -64,10 +56,7 @@ class Tally {
   }
 }
 
-/**
- * @param {{ name: string, help: string, registers: client.Registry[] }} config
- * @returns {Tally}
- */
+/** @param {{ name: string, help: string, registers: client.Registry[] }} config @returns {Tally} */
 function countedOnRead (config) {
   const tally = new Tally()
   new client.Counter({ // eslint-disable-line no-new -- registered; read through its registry
@@ -81,8 +70,7 @@ function countedOnRead (config) {
 }
 
 /**
- * One tally per value of `label`, each a series of the same counter (every one exported from the
- * start, at 0).
+ * One tally per value of `label`, each exported from the start.
  * @template {string} V
  * @param {{ name: string, help: string, registers: client.Registry[] }} config
  * @param {string} label
@@ -104,12 +92,10 @@ function countedOnReadBy (config, label, values) {
   return /** @type {Record<V, Tally>} */ (Object.fromEntries(values.map((value, i) => [value, tallies[i]])))
 }
 
-/** Observations held before they are handed to the histogram at once. */
 const OBSERVATION_BATCH = 1024
 
 /**
- * A histogram whose observations are held in a typed array and handed to prom-client in one loop,
- * when a scrape reads it or when the array is full.
+ * Observations held in a typed array, handed to prom-client when read or when the array is full.
  * @param {{ name: string, help: string, buckets: number[], registers: client.Registry[] }} config
  * @returns {{ observe: (value: number) => void }}
  */
@@ -132,8 +118,7 @@ function observedInBatches (config) {
 }
 
 /**
- * Adds the gauges of what the server holds, once the parts that hold it exist. Each is read at
- * scrape time (prom-client's `collect`), so it cannot drift from the state it describes.
+ * Read at scrape time, so they cannot drift from the state they describe.
  * @param {Metrics} metrics
  * @param {{ connections: () => number, documents: () => number, editors: () => number }} read
  */

@@ -14,16 +14,11 @@ import { TokenIssuer } from './tokens.js'
 const OPEN_ACCESS = Object.freeze({ role: ROLES.EDITOR, user: null, tokenId: null, expiresAtMs: null })
 
 /**
- * Who may join which document: mints join tokens, checks them (signature, expiry, session,
- * revocation) and records revocations. Revocations are stored beside the sessions, so every process
- * refuses a revoked token at its next join; closing the sockets that hold it is the cluster's job.
+ * Who may join which document: mints and checks join tokens, records revocations beside the
+ * sessions, so every process refuses a revoked token at its next join.
  */
 export class Access {
-  /**
-   * @param {object} deps
-   * @param {import('../config.js').Config} deps.config
-   * @param {import('../storage/session-store.js').SessionStore} deps.store
-   */
+  /** @param {{ config: import('../config.js').Config, store: import('../storage/session-store.js').SessionStore }} deps */
   constructor ({ config, store }) {
     this.store = store
     this.config = config
@@ -46,22 +41,13 @@ export class Access {
     return { ...await this.issuer.issue({ session, user, role, generation, ttlSeconds }), user, role }
   }
 
-  /**
-   * Checks a handshake's token: signed here, unexpired and not revoked (which documents it opens is
-   * checked at join).
-   * @param {unknown} token
-   */
+  /** Signed here, unexpired, not revoked; the documents it opens are checked at join. @param {unknown} token */
   async verifyHandshake (token) {
     if (!this.issuer) return
     await this.#checkRevoked(await this.issuer.verify(token))
   }
 
-  /**
-   * Checks a token against the document it is meant to open.
-   * @param {unknown} token
-   * @param {string} docId
-   * @returns {Promise<Membership>}
-   */
+  /** @param {unknown} token @param {string} docId the document it must open @returns {Promise<Membership>} */
   async authorize (token, docId) {
     if (!this.issuer) return OPEN_ACCESS
     const grant = await this.issuer.verify(token)
@@ -86,8 +72,7 @@ export class Access {
   }
 
   /**
-   * Revokes every token of `user` minted so far: each carries the generation it was minted in, and
-   * the stored one is now past it, whatever any clock says.
+   * Every token of `user` so far: each carries the generation it was minted in, now past, whatever any clock says.
    * @param {string} session @param {string} user
    */
   async revokeUser (session, user) {
@@ -101,8 +86,7 @@ const tokenKey = tokenId => `token:${tokenId}`
 /** @param {string} user */
 const generationKey = user => `gen:${user}`
 /**
- * When the user was last revoked (ms), as recorded before generations; read only to order tokens of
- * that time (no `gen`), which expire within MAX_TOKEN_TTL_SECONDS of it.
+ * When the user was last revoked (ms), before generations: orders only tokens of that time, long expired.
  * @param {string} user
  */
 const legacyUserKey = user => `user:${user}`

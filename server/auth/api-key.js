@@ -1,18 +1,14 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
 import { AppError } from '../errors.js'
 
-/**
- * The bearer credential of a request, if any. @param {import('express').Request} req
- * @returns {string | undefined}
- */
+/** @param {import('express').Request} req @returns {string | undefined} */
 export function bearerOf (req) {
   const match = /^Bearer\s+(\S+)\s*$/i.exec(req.get('authorization') ?? '')
   return match?.[1]
 }
 
 /**
- * Compares a presented key with the configured one in constant time: both are hashed first, so
- * neither their contents nor their lengths show in the timing.
+ * Constant time: both are hashed first, so neither contents nor lengths show in the timing.
  * @param {string} expected
  * @param {string | undefined} presented
  */
@@ -23,14 +19,12 @@ export function keyMatches (expected, presented) {
 }
 
 /**
- * A guard placed before route handlers; its params type is theirs too (Express infers a route's
- * params from all its handlers), so it names them as the strings they are.
+ * Express infers a route's params from all its handlers, so a guard names them as strings.
  * @typedef {import('express').RequestHandler<Record<string, string>>} Guard
  */
 
 /**
- * Express guards for the REST API. With no API_KEY configured (development) every guard lets the
- * request through.
+ * With no API_KEY (development) every guard lets the request through.
  * @param {object} deps
  * @param {string} deps.apiKey
  * @param {import('./access.js').Access} deps.access
@@ -38,10 +32,7 @@ export function keyMatches (expected, presented) {
  * @returns {{ requireApiKey: Guard, requireApiKeyOrToken: Guard }}
  */
 export function apiGuards ({ apiKey, access, audit }) {
-  /**
-   * @param {import('express').Request} req
-   * @param {string} reason
-   */
+  /** @param {import('express').Request} req @param {string} reason */
   const refuse = (req, reason) => {
     audit.refusedFrom('http.auth', { ip: req.ip, method: req.method, path: req.path, reason })
     return new AppError('UNAUTHORIZED', reason)
@@ -56,8 +47,7 @@ export function apiGuards ({ apiKey, access, audit }) {
   }
 
   /**
-   * The API key, or a join token for the session in the path: an editor page may read the session
-   * it was invited to.
+   * Or a join token for the session in the path: an editor page may read the session it was invited to.
    * @type {Guard}
    */
   const requireApiKeyOrToken = (req, res, next) => {

@@ -3,11 +3,9 @@ import { SignJWT, errors, jwtVerify } from 'jose'
 import { AppError } from '../errors.js'
 import { ROLES } from '../../isomorphic/events.js'
 
-// Join tokens: HS256 JWTs signed with AUTH_SECRET, each naming one session, one user and a role.
-// `jti` names the token for revocation; `gen` is its user's revocation generation when it was
-// minted, so revoking the user (which increments the stored generation) refuses it. No clock orders
-// the two: a clock stepped back, or another host's skewed one, would let a revoked token in.
-// Tokens minted before generations carry `iat_ms` instead (see Grant.legacyIssuedAtMs).
+// Join tokens: HS256 JWTs naming a session, a user and a role. `jti` names the token for revocation;
+// `gen` is its user's revocation generation at minting, so revoking the user (incrementing it)
+// refuses it without any clock, which could be stepped back or skewed.
 
 const ISSUER = 'tandem'
 const ALGORITHM = 'HS256'
@@ -19,9 +17,7 @@ const ALGORITHM = 'HS256'
  * @property {'editor' | 'viewer'} role
  * @property {string} tokenId
  * @property {number} generation its user's revocation generation when it was minted
- * @property {number | undefined} legacyIssuedAtMs set only on a token minted before generations,
- *   which has no `gen` and counts as generation 0; a revocation of its user recorded before then
- *   has a time to be ordered against
+ * @property {number | undefined} legacyIssuedAtMs only on a token minted before generations (generation 0)
  * @property {number} expiresAtMs
  */
 
@@ -33,7 +29,6 @@ export class TokenIssuer {
 
   /**
    * @param {{ session: string, user: string, role: 'editor' | 'viewer', generation: number, ttlSeconds: number }} claims
-   *   `generation`: the user's revocation generation, read from the store
    * @returns {Promise<{ token: string, tokenId: string, expiresAt: string }>}
    */
   async issue ({ session, user, role, generation, ttlSeconds }) {
@@ -51,10 +46,7 @@ export class TokenIssuer {
     return { token, tokenId, expiresAt: new Date(expiresAt * 1000).toISOString() }
   }
 
-  /**
-   * @param {unknown} token
-   * @returns {Promise<Grant>}
-   */
+  /** @param {unknown} token @returns {Promise<Grant>} */
   async verify (token) {
     if (typeof token !== 'string' || token === '') throw new AppError('UNAUTHORIZED', 'a token is required')
     /** @type {import('jose').JWTPayload} */

@@ -1,9 +1,8 @@
 import { AppError } from '../errors.js'
 import { checkUpdate } from './update-check.js'
 
-// The durability rules of a document's update, in one place: what an update must be to be taken,
-// and in which order it is checked, applied, sent to the other editors and stored. The transport
-// (realtime/doc-handlers.js) parses, checks membership and rates, then awaits this and replies.
+// An update's rules in one place: checked, applied, relayed, stored, in that order. The transport
+// (realtime/doc-handlers.js) checks membership and rates, then awaits this and replies.
 
 /**
  * @typedef {object} AcceptDeps
@@ -11,20 +10,11 @@ import { checkUpdate } from './update-check.js'
  */
 
 /**
- * Takes an update into a document; resolves once it is stored, which is what the ACK means.
- *
- * 1. Checked before it touches the document: size, decoding, and that it builds only on what the
- *    document has. The document's copy may not have applied everything yet: the updates taken this
- *    turn, and in a shared store the writes received from other processes. One that builds on those
- *    has them applied and is checked again. What it builds on may also have been stored by another
- *    process a moment ago (its editors can see an update before this copy reads it): the copy then
- *    catches up once, and it is checked again.
- * 2. Taken (LiveDoc.take): at the end of the turn, applied with the turn's other updates in one
- *    transaction. One that still fails halfway leaves part of it in memory, so it is refused and
- *    the copy is reloaded from storage.
- * 3. Sent to the other editors in this process as soon as it is applied (LiveDoc's `onApplied`).
- * 4. Stored, with the updates that arrived meanwhile (group commit). A refused write reloads the
- *    copy (LiveDoc): it must not hold what storage refused.
+ * Resolves once the update is stored, which is what the ACK means. It is checked before it touches
+ * the document; one that builds on what the copy lacks is checked again after the copy applies what
+ * it holds, then (shared store) once more after a catch-up, since another process may have stored
+ * it a moment ago. Then LiveDoc.take applies, relays and stores it
+ * (docs/ARCHITECTURE.md, "The hand-offs of one update from socket to ACK").
  * @param {import('./live-doc.js').LiveDoc} doc
  * @param {Uint8Array} update
  * @param {import('socket.io').Socket} sender the editor it came from
@@ -41,8 +31,7 @@ export async function acceptUpdate (doc, update, sender, { config }, logger) {
     additions = checkUpdate(update, doc.ydoc, config)
   }
   doc.bytes += update.byteLength
-  // A peer may see an update that storage then refuses: it sends it back when it rejoins the
-  // reloaded document. Other processes learn of it from the store's feed once it is stored.
+  // An editor may see an update that storage then refuses: it sends it back when it rejoins.
   try {
     await doc.take(update, sender, additions)
   } catch (err) {
@@ -54,10 +43,8 @@ export async function acceptUpdate (doc, update, sender, { config }, logger) {
 }
 
 /**
- * Checks an update against the copy as applied so far, counting the structs and clients the updates
- * taken this turn may add; one that builds on what the copy lacks is checked again with everything
- * waiting applied. Returns what it may add, or null when it still builds on what the copy lacks in a
- * shared store: the stored log may have it.
+ * Checks against the copy as applied so far, then with everything applied; null when it still
+ * builds on what the copy lacks in a shared store (the stored log may have it).
  * @param {import('./live-doc.js').LiveDoc} doc
  * @param {Uint8Array} update
  * @param {AcceptDeps['config']} config
@@ -76,12 +63,7 @@ function checkInMemory (doc, update, config) {
   }
 }
 
-/**
- * Null for an update out of sync with the copy of a shared store's document; any other error is thrown.
- * @param {unknown} err
- * @param {import('./live-doc.js').LiveDoc} doc
- * @returns {null}
- */
+/** @param {unknown} err @param {import('./live-doc.js').LiveDoc} doc @returns {null} */
 function outOfSyncInSharedStore (err, doc) {
   if (isOutOfSync(err) && doc.store.shared) return null
   throw err
@@ -91,7 +73,7 @@ function outOfSyncInSharedStore (err, doc) {
 const isOutOfSync = err => err instanceof AppError && err.code === 'OUT_OF_SYNC'
 
 /**
- * Brings a copy up to date with what other processes stored; UNAVAILABLE if storage cannot say.
+ * UNAVAILABLE if storage cannot say what other processes stored.
  * @param {import('./live-doc.js').LiveDoc} doc
  * @param {import('pino').Logger} logger
  */

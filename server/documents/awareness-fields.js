@@ -2,15 +2,13 @@ import { AppError } from '../errors.js'
 import { awarenessUserProblem } from '../../isomorphic/awareness-user.js'
 import { TEXT_NAME } from '../../isomorphic/events.js'
 
-// What an awareness state may carry: the fields the editors of every peer's page read, each
-// checked, and nothing else. y-codemirror.next draws `user` and `cursor`, y-monaco `selection`; both
-// hand each position to Yjs as it came, and one that names no item, text or type throws inside
-// the editor's drawing, which then draws no caret of anyone again.
+// An awareness state keeps only the fields editors draw, each checked: y-codemirror.next and y-monaco
+// hand positions to Yjs as they come, and one that names nothing throws inside the editor's drawing,
+// which then never draws a caret again.
 
 /**
- * The state to hold and relay in place of a parsed one: its `user` (`name`, `color`, `colorLight`),
- * `cursor` and `selection`, rebuilt from their checked parts; other fields are dropped. Throws
- * INVALID_UPDATE for a field the editors could not draw.
+ * `user`, `cursor` and `selection` rebuilt from their checked parts; INVALID_UPDATE for a field the
+ * editors could not draw.
  * @param {unknown} state a parsed awareness state, not null
  * @returns {string} JSON
  */
@@ -43,8 +41,7 @@ function selectionOf (selection, field) {
 }
 
 /**
- * A Yjs relative position in the text, in the shape a `Y.RelativePosition` takes in JSON (every
- * field present, absent ones null), which both editors and `Y.createRelativePositionFromJSON` read.
+ * A `Y.RelativePosition` as JSON (absent fields null), as both editors and Yjs read it.
  * @param {unknown} position @param {string} field
  */
 function positionOf (position, field) {

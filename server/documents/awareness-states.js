@@ -3,41 +3,31 @@ import * as encoding from 'lib0/encoding'
 import { AppError } from '../errors.js'
 import { keptState } from './awareness-fields.js'
 
-// The server's copy of a document's awareness (cursors, selections, names), in the y-protocols wire
-// format: varUint count, then per client varUint clientID, varUint clock, varString JSON state. The
-// server keeps the latest state of each client (only the fields editors draw: awareness-fields.js)
-// so a joiner sees everyone at once, and writes the removal of a departed socket's clients itself,
-// since that socket can no longer say goodbye.
+// A document's awareness in the y-protocols wire format (count, then clientID, clock, JSON state per
+// client): the latest state of each client, so a joiner sees everyone at once, and the removals of a
+// departed socket's clients, which it can no longer send itself.
 
 /** @typedef {{ clientId: number, clock: number, state: string }} AwarenessEntry */
 
 /**
- * Client ids one connection may announce in one document. A browser tab has one per document; the
- * margin covers editors re-created on a shared socket. Without a cap, one message could make the
- * server hold millions of cursors.
+ * Per connection and document: a tab has one, the margin covers editors re-created on a shared
+ * socket. Uncapped, one message could add millions of cursors.
  */
 export const MAX_CLIENTS_PER_CONNECTION = 16
-/** Removals kept to order a late, older update of a departed client (oldest forgotten first). */
+/** Removals kept to order a late, older update of a departed client. */
 const MAX_REMOVALS_KEPT = 1024
 
-/**
- * @typedef {object} AwarenessLimits
- * @property {number} maxStateBytes largest state of one client as sent, in bytes of JSON
- * @property {number} maxTotalBytes states of all clients together, in bytes of JSON
- * @property {number} maxUserBytes states of one user's clients together, in bytes of JSON (0 = no limit)
- * @property {number} maxUserIds client ids one user may hold: live, or released within `holdMs`
- * @property {number} holdMs how long a released client id stays bound to its user
- */
+/** @typedef {{ maxStateBytes: number, maxTotalBytes: number, maxUserBytes: number, maxUserIds: number, holdMs: number }} AwarenessLimits as in config.js */
 
 /**
  * @typedef {object} Announcer who sends an awareness update
  * @property {unknown} owner the connection
- * @property {string | null} user its user; null while auth is off (everyone is the same user)
+ * @property {string | null} user null while auth is off
  * @property {Set<number>} announced the client ids `owner` has announced here; kept up to date
  */
 
 export class AwarenessStates {
-  /** @type {Map<number, { clock: number, state: string, bytes: number, user: string | null, account: unknown }>} live clients: JSON state, its user, and whom its bytes count against */
+  /** @type {Map<number, { clock: number, state: string, bytes: number, user: string | null, account: unknown }>} live clients; `account`: whom the bytes count against */
   #clients = new Map()
   /** @type {Map<number, number>} clock of each recently removed client */
   #removed = new Map()
@@ -47,31 +37,24 @@ export class AwarenessStates {
   #released = new Map()
   /** @type {Map<string, number>} client ids bound to each user: announced, or released and still held */
   #idsOf = new Map()
-  /** Bytes of JSON of every live state. */
   #bytes = 0
-  /** @type {Map<unknown, number>} bytes of JSON of the live states of each user (with auth off, each connection) */
+  /** @type {Map<unknown, number>} bytes of the live states of each user (auth off: each connection) */
   #bytesOf = new Map()
 
   /**
-   * Validates and applies an awareness update from a connection; returns its entries, each state
-   * cut to the fields editors draw. Changes nothing and throws INVALID_UPDATE if any part of it is
-   * malformed (a `user`, `cursor` or `selection` editors could not draw included), FORBIDDEN if it
-   * speaks for a client id announced by another user, or released by another user within `holdMs`
-   * (one user cannot move, hide or take over another's cursor; the same user reconnecting takes its
-   * client ids back), RATE_LIMITED if it would leave the connection with more than
-   * MAX_CLIENTS_PER_CONNECTION client ids or bind more than `maxUserIds` to its user, TOO_LARGE if
-   * a state as sent exceeds `maxStateBytes`, the user's states `maxUserBytes` or the document's
-   * states `maxTotalBytes`.
+   * Applies a connection's update, or changes nothing and throws: INVALID_UPDATE if malformed,
+   * FORBIDDEN for another user's client id (live, or released within `holdMs`), RATE_LIMITED past
+   * MAX_CLIENTS_PER_CONNECTION or `maxUserIds`, TOO_LARGE past a byte limit.
    * @param {Uint8Array} update
    * @param {Announcer} announcer
    * @param {AwarenessLimits} limits
-   * @returns {AwarenessEntry[]}
+   * @returns {AwarenessEntry[]} cut to the fields editors draw
    */
   apply (update, { owner, user, announced }, { maxStateBytes, maxTotalBytes, maxUserBytes, maxUserIds, holdMs }) {
     const entries = decodeEntries(update, maxStateBytes)
     const now = Date.now()
     this.#expireHolds(now, holdMs)
-    // How many ids `owner` would hold afterwards (an id repeated in one update counts each time).
+    // Ids `owner` would hold afterwards (an id repeated in one update counts each time).
     let count = announced.size
     /** @type {Set<number>} ids this update would bind to `user` anew */
     const bound = new Set()
@@ -97,9 +80,8 @@ export class AwarenessStates {
     if (count > MAX_CLIENTS_PER_CONNECTION) {
       throw new AppError('RATE_LIMITED', `a connection may show at most ${MAX_CLIENTS_PER_CONNECTION} awareness clients per document`)
     }
-    // Holds are what keep a departed editor's cursor its own, so none is forgotten early: instead a
-    // user may bind only so many ids (live and held), and announcing and clearing fresh ids in a
-    // loop stops there. With auth off everyone is one user, whom no hold could stop: none is kept.
+    // Holds keep a departed editor's cursor its own, so none is dropped early; a user may bind only so
+    // many ids instead. With auth off everyone is one user, and no hold is kept.
     if (user !== null && (this.#idsOf.get(user) ?? 0) + bound.size > maxUserIds) {
       throw new AppError('RATE_LIMITED', `a user may hold at most ${maxUserIds} awareness client ids per document (announced, or released within AWARENESS_ID_HOLD_MS)`)
     }
@@ -116,7 +98,7 @@ export class AwarenessStates {
     if (total > maxTotalBytes && total > this.#bytes) {
       throw new AppError('TOO_LARGE', `the awareness states of a document may hold at most ${maxTotalBytes} bytes`)
     }
-    // Every join reply carries all states: one user, however many connections, adds this much.
+    // Every join reply carries all states.
     if (maxUserBytes !== 0 && userTotal > maxUserBytes && userTotal > userBefore) {
       throw new AppError('TOO_LARGE', `the awareness states of one user may hold at most ${maxUserBytes} bytes per document`)
     }
@@ -146,12 +128,11 @@ export class AwarenessStates {
   }
 
   /**
-   * Marks the clients `owner` announced as gone and returns the update that tells the others. Ids
-   * another connection has taken over since (a reconnect) are left alone. The ids stay bound to the
-   * owner's user for `holdMs` (see `apply`).
+   * Removes the clients `owner` announced (not those another connection took over); they stay bound
+   * to its user for `holdMs`.
    * @param {Iterable<number>} clientIds
    * @param {unknown} owner
-   * @returns {Uint8Array | null} null when nothing was removed
+   * @returns {Uint8Array | null} the update that tells the others
    */
   remove (clientIds, owner) {
     /** @type {AwarenessEntry[]} */
@@ -172,11 +153,7 @@ export class AwarenessStates {
     return removed.length > 0 ? encodeEntries(removed) : null
   }
 
-  /**
-   * The current entries of `clientIds` (removals included), as one update; ids no longer held are
-   * left out.
-   * @param {Iterable<number>} clientIds
-   */
+  /** Current entries, removals included, as one update. @param {Iterable<number>} clientIds */
   encode (clientIds) {
     /** @type {AwarenessEntry[]} */
     const entries = []
@@ -189,7 +166,7 @@ export class AwarenessStates {
     return encodeEntries(entries)
   }
 
-  /** The live states of every client, as one update for a joiner. */
+  /** For a joiner. */
   encodeAll () {
     /** @type {AwarenessEntry[]} */
     const live = []
@@ -202,16 +179,12 @@ export class AwarenessStates {
     return this.#released.size
   }
 
-  /** Client ids held: live ones and the removals kept for ordering. */
+  /** Live client ids and removals kept. */
   get size () {
     return this.#clients.size + this.#removed.size
   }
 
-  /**
-   * `owner` announces `clientId` for `user`: a new id counts against the user, one it held or
-   * announced on another connection already does.
-   * @param {number} clientId @param {unknown} owner @param {string | null} user
-   */
+  /** A new id counts against `user`; one it held or announced elsewhere already does. @param {number} clientId @param {unknown} owner @param {string | null} user */
   #take (clientId, owner, user) {
     const announced = this.#owners.has(clientId)
     this.#owners.set(clientId, { owner, user })
@@ -223,14 +196,14 @@ export class AwarenessStates {
     this.#bind(user, 1)
   }
 
-  /** A live id of `user` is released: it stays bound to the user for the hold. @param {number} clientId @param {string | null} user @param {number} now */
+  /** @param {number} clientId @param {string | null} user @param {number} now */
   #hold (clientId, user, now) {
     if (user === null) return
     this.#released.delete(clientId)
     this.#released.set(clientId, { user, at: now })
   }
 
-  /** Frees the ids held for `holdMs` already, oldest first. @param {number} now @param {number} holdMs */
+  /** Oldest first. @param {number} now @param {number} holdMs */
   #expireHolds (now, holdMs) {
     for (const [clientId, { user, at }] of this.#released) {
       if (now - at < holdMs) break
@@ -264,17 +237,14 @@ export class AwarenessStates {
 }
 
 /**
- * Same rule as y-protocols: a newer clock wins; a removal at the same clock also wins.
+ * As y-protocols: a newer clock wins, and a removal at the same clock.
  * @param {number} clock @param {boolean} removal @param {number | undefined} known the clock held
  */
 function supersedes (clock, removal, known) {
   return known === undefined || clock > known || (clock === known && removal)
 }
 
-/**
- * The entries of an update, each state cut to the fields editors draw.
- * @param {Uint8Array} update @param {number} maxStateBytes @returns {AwarenessEntry[]}
- */
+/** Each state cut to the fields editors draw. @param {Uint8Array} update @param {number} maxStateBytes @returns {AwarenessEntry[]} */
 function decodeEntries (update, maxStateBytes) {
   try {
     const decoder = decoding.createDecoder(update)

@@ -2,15 +2,13 @@ import { AppError } from '../errors.js'
 import { CompactionQueue } from './compaction-queue.js'
 import { LiveDoc } from './live-doc.js'
 
-/** How long a deleted document's id is remembered, in ms: far longer than any load or join takes. */
+/** How long a deleted document's id is remembered: far longer than any load or join takes. */
 const DELETED_KEPT_MS = 60 * 60 * 1000
 
 /**
- * Which documents this process holds in memory, and their lifetime: load on first use (once, however
- * many joins race for it), unload after `docIdleMs` without editors, destroy on session delete.
- *
- * A load that fails is never cached and never replaced by an empty document: the caller gets
- * UNAVAILABLE and nothing is written, so what is stored stays intact for the next attempt.
+ * The documents this process holds: loaded once however many joins race, unloaded after `docIdleMs`
+ * without editors. A failed load is never cached nor replaced by an empty document, so what is
+ * stored stays intact for the next attempt.
  */
 export class DocRegistry {
   /** @type {Map<string, LiveDoc>} */
@@ -20,9 +18,8 @@ export class DocRegistry {
   /** @type {Map<string, Promise<void>>} */
   #unloading = new Map()
   /**
-   * @type {Map<string, number>} ids of documents deleted in the last DELETED_KEPT_MS, and when: a
-   * load or join that started before a deletion must not bring the document back (ids are never
-   * reused); later ones find no session first.
+   * @type {Map<string, number>} ids deleted in the last DELETED_KEPT_MS, and when: a load that started
+   * before a deletion must not bring the document back
    */
   #deleted = new Map()
 
@@ -32,14 +29,10 @@ export class DocRegistry {
    * @param {{ docIdleMs: number, compactAfterUpdates: number, maxDocBytes: number, maxDocStructs: number }} deps.config
    * @param {import('pino').Logger} deps.logger
    * @param {import('../metrics.js').Metrics} deps.metrics
-   * @param {import('../storage/redis-doc-feed.js').RedisDocFeed} [deps.feed] how processes sharing the store
-   *   tell each other of writes; a loaded document is subscribed to it
-   * @param {(docId: string, registry: DocRegistry) => void} [deps.onInvalid] called when a document's
-   *   memory can no longer be trusted, before it is dropped: its editors must leave and rejoin
-   * @param {(doc: LiveDoc, update: Uint8Array) => void} [deps.onRemoteUpdate] called with what
-   *   another process stored that a loaded copy lacked
-   * @param {(doc: LiveDoc, applied: import('./live-doc.js').TakenUpdate[]) => void} [deps.onApplied]
-   *   called with this process's editors' updates once a copy has applied them
+   * @param {import('../storage/redis-doc-feed.js').RedisDocFeed} [deps.feed] a loaded document subscribes to it
+   * @param {(docId: string, registry: DocRegistry) => void} [deps.onInvalid] before a distrusted copy is dropped: its editors must rejoin
+   * @param {(doc: LiveDoc, update: Uint8Array) => void} [deps.onRemoteUpdate] what another process stored that a copy lacked
+   * @param {(doc: LiveDoc, applied: import('./live-doc.js').TakenUpdate[]) => void} [deps.onApplied] editors' updates, once applied
    */
   constructor ({ store, config, logger, metrics, feed, onInvalid = () => {}, onRemoteUpdate = () => {}, onApplied = () => {} }) {
     this.store = store
@@ -80,7 +73,7 @@ export class DocRegistry {
   }
 
   /**
-   * The loaded document, loading it if needed. Callers that attach no socket must `release` it.
+   * Loads the document if needed. Callers that attach no socket must `release` it.
    * @param {string} id
    * @returns {Promise<LiveDoc>}
    */
@@ -99,10 +92,7 @@ export class DocRegistry {
     return loading
   }
 
-  /**
-   * Starts the idle countdown once a document has no editors left.
-   * @param {LiveDoc} doc
-   */
+  /** Starts the idle countdown once a document has no editors left. @param {LiveDoc} doc */
   release (doc) {
     if (doc.sockets.size > 0 || this.#docs.get(doc.id) !== doc) return
     clearTimeout(doc.idleTimer)
@@ -111,53 +101,36 @@ export class DocRegistry {
     }, this.config.docIdleMs).unref()
   }
 
-  /**
-   * Compacts a document's log and drops it from memory.
-   * @param {string} id
-   */
+  /** Compacts a document's log and drops it from memory. @param {string} id */
   async unload (id) {
     const doc = this.#docs.get(id)
     if (!doc || doc.sockets.size > 0) return
     await this.#drop(doc, { compact: true })
   }
 
-  /**
-   * Drops a document without compacting it; what it took is still written first.
-   * @param {string} id
-   */
+  /** Drops a document without compacting; what it took is still written. @param {string} id */
   async evict (id) {
     const doc = this.#docs.get(id)
     if (doc) await this.#drop(doc, { compact: false })
   }
 
-  /**
-   * Drops a copy whose memory holds what storage does not (an update failed halfway through applying,
-   * or a write of it was refused): its editors are told to rejoin, and the next open reloads it from
-   * storage. Acts on that copy only, never on one loaded after it.
-   * @param {LiveDoc} doc
-   */
+  /** Drops a distrusted copy (never one loaded after it) and tells its editors to rejoin. @param {LiveDoc} doc */
   async invalidate (doc) {
     if (this.#docs.get(doc.id) !== doc) return
     this.onInvalid(doc.id, this)
     await this.#drop(doc, { compact: false })
   }
 
-  /**
-   * Forgets a deleted document and deletes what is stored for it. Its editors must be detached first.
-   * @param {string} id
-   */
+  /** Forgets a deleted document and deletes it from storage; detach its editors first. @param {string} id */
   async destroy (id) {
     await this.discard(id)
     await this.store.delete(id)
   }
 
-  /**
-   * Forgets a document deleted elsewhere (by another process) without touching storage.
-   * @param {string} id
-   */
+  /** Forgets a document another process deleted, without touching storage. @param {string} id */
   async discard (id) {
     this.#deleted.set(id, Date.now())
-    // Oldest first (a Map keeps the order of insertion): it holds no more than the last hour's deletions.
+    // Oldest first: a Map keeps insertion order.
     for (const [deletedId, at] of this.#deleted) {
       if (Date.now() - at < DELETED_KEPT_MS) break
       this.#deleted.delete(deletedId)
@@ -222,8 +195,8 @@ export class DocRegistry {
   }
 
   /**
-   * Forgets a document now and closes it; a load of the same id waits until it is closed. A close
-   * that fails (its last writes or compaction refused) is logged: the next load reads what is stored.
+   * A load of the same id waits until the close ends; a failed close is logged, and the next load
+   * reads what is stored.
    * @param {LiveDoc} doc
    * @param {{ compact: boolean }} options
    */

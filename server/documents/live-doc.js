@@ -5,46 +5,24 @@ import { STORE_BEHIND } from '../storage/doc-store.js'
 import { compareIds } from '../storage/stream-ids.js'
 import { checkStoredShape, hasPending } from './update-shape.js'
 
-/** Received writes a copy holds before it applies them anyway. */
+/** Received writes held before they are applied anyway. */
 const MAX_RECEIVED = 32
 
-/**
- * Clients that ever wrote to a document from which its editors' updates wait for the end of the
- * turn, to be applied in one transaction: every Yjs transaction costs time per client
- * (docs/PERFORMANCE.md, "One Yjs transaction per turn"). Below, an update is applied at once.
- */
+/** From this many clients on, a turn's updates share one transaction (docs/PERFORMANCE.md, "One Yjs transaction per turn"). */
 const BATCHED_FROM_CLIENTS = 64
 
 /** Origin of updates read back from the store, so nothing mistakes them for a client's. */
 export const STORE_ORIGIN = Symbol('store')
 
-/**
- * Where a loaded document is in its life. Every path that applies, writes, compacts or acknowledges
- * consults it (docs/ARCHITECTURE.md, "The life of a loaded document").
- * - loading: its stored updates are being read;
- * - live: it takes, applies, writes and compacts updates;
- * - closing: it takes nothing more; what it took is written (an unload then compacts it), unless it
- *   closes because it was distrusted, when what waits is refused;
- * - closed: its Y.Doc is destroyed.
- */
+/** A loaded document's lifecycle (docs/ARCHITECTURE.md, "The life of a loaded document"). */
 export const DOC_STATES = Object.freeze({ LOADING: 'loading', LIVE: 'live', CLOSING: 'closing', CLOSED: 'closed' })
 
-/**
- * An update of an editor in this process, checked, on its way to being applied, relayed and stored.
- * @typedef {object} TakenUpdate
- * @property {Uint8Array} update
- * @property {import('socket.io').Socket} sender
- * @property {() => void} resolve once it is stored
- * @property {(err: unknown) => void} reject
- */
+/** @typedef {{ update: Uint8Array, sender: import('socket.io').Socket, resolve: () => void, reject: (err: unknown) => void }} TakenUpdate */
 
 /**
- * A document held in memory while it has editors: the Y.Doc, its awareness, the sockets that joined
- * it, and the write queue that makes every acknowledged update durable. Updates are applied, sent to
- * the editors here, then written, group-committed (one append per batch). A compaction runs beside
- * the writes, on a snapshot of stored state only. In a shared store the copy follows the stored log
- * (`receive`, `catchUp`). A copy that holds what storage does not (a refused write, an update that
- * failed halfway) is distrusted: it closes, and `onUntrusted` has the registry reload the document.
+ * A document held in memory while it has editors: Y.Doc, awareness, sockets and write queue. Updates
+ * are applied, relayed, then group-committed; a compaction runs beside the writes on stored state
+ * only (docs/ARCHITECTURE.md, "The life of a loaded document").
  */
 export class LiveDoc {
   /** @type {Set<import('socket.io').Socket>} */
@@ -58,7 +36,7 @@ export class LiveDoc {
   distrustedBy = null
   /** @type {string | null} how far into a shared log the copy has read */
   position = null
-  /** Stored size of the document (snapshot plus log), counting applied updates still being written. */
+  /** Stored size (snapshot plus log), counting applied updates still being written. */
   bytes = 0
   /** @type {import('./update-check.js').Additions} what the updates taken this turn may add */
   takenAdditions = { structs: 0, clients: 0 }
@@ -68,7 +46,7 @@ export class LiveDoc {
   #taken = []
   /** @type {Promise<unknown>} tail of the chain that runs one write at a time */
   #tail = Promise.resolve()
-  /** updates ever queued to be written, and ever written or refused: what a compaction waits on */
+  /** updates ever queued, and ever written or refused: what a compaction waits on */
   #queuedCount = 0
   #writtenCount = 0
   /** @type {{ count: number, resolve: () => void }[]} */
@@ -77,7 +55,7 @@ export class LiveDoc {
   /** @type {Promise<void> | null} */
   #reading = null
   #readAgain = false
-  /** @type {Map<string, string>} this process's own writes in a shared log: position before → last entry */
+  /** @type {Map<string, string>} this process's writes to a shared log: position before → last entry */
   #ownSpans = new Map()
   /** @type {string | null} the newest entry of a shared log this copy has read or written */
   #newestKnown = null
@@ -90,7 +68,6 @@ export class LiveDoc {
   #compactionTurn = Promise.resolve()
   /** @type {Promise<void> | null} the compaction under way beside the writes */
   #compacting = null
-  /** bytes of the snapshot this copy last compacted to; 0 until it has compacted */
   #snapshotBytes = 0
 
   /**
@@ -98,15 +75,12 @@ export class LiveDoc {
    * @param {object} deps
    * @param {import('../storage/doc-store.js').DocStore} deps.store
    * @param {number} deps.compactAfterUpdates
-   * @param {import('./compaction-queue.js').CompactionQueue} deps.compactions where the compactions
-   *   this copy falls due for wait for their turn
-   * @param {number} deps.maxDocBytes the stored size past which updates are refused
-   * @param {number} deps.maxDocStructs the most structs (and content values) it may hold
+   * @param {import('./compaction-queue.js').CompactionQueue} deps.compactions
+   * @param {number} deps.maxDocBytes
+   * @param {number} deps.maxDocStructs
    * @param {(doc: LiveDoc) => void} deps.onUntrusted called once, when the copy is distrusted
-   * @param {(doc: LiveDoc, update: Uint8Array) => void} deps.onRemoteUpdate called with what another
-   *   process stored that this copy lacked, to send to this process's editors
-   * @param {(doc: LiveDoc, taken: TakenUpdate[]) => void} deps.onApplied called with this process's
-   *   editors' updates once applied, to send to the other editors here
+   * @param {(doc: LiveDoc, update: Uint8Array) => void} deps.onRemoteUpdate what another process stored that this copy lacked
+   * @param {(doc: LiveDoc, taken: TakenUpdate[]) => void} deps.onApplied this process's editors' updates, once applied
    * @param {import('pino').Logger} deps.logger
    * @param {import('../metrics.js').Metrics} deps.metrics
    */
@@ -125,16 +99,14 @@ export class LiveDoc {
   }
 
   /**
-   * Reads the stored document: loading → live, or closed (and the store's error, or TOO_LARGE past
-   * the limits, or an Error when what is stored leaves anything pending: served, such a document
-   * would show a text nobody wrote).
+   * loading → live, or closed with the store's error, TOO_LARGE, or an Error when what is stored
+   * leaves structs pending (served, it would show a text nobody wrote).
    * @returns {Promise<number>} how many stored updates it was read from
    */
   async load () {
     try {
       const stored = await this.store.load(this.id)
       checkStoredShape(stored.updates, this.maxDocStructs)
-      // One transaction over the stored updates, far faster than merging them first.
       this.#apply(stored.updates)
       if (hasPending(this.#ydoc)) throw new Error('the stored updates build on structs storage does not hold')
       this.position = stored.position
@@ -152,45 +124,33 @@ export class LiveDoc {
     return this.state === DOC_STATES.LIVE
   }
 
-  /**
-   * The document with everything applied: the writes received from other processes, and the updates
-   * taken this turn.
-   * @returns {Y.Doc}
-   */
+  /** @returns {Y.Doc} with received writes and this turn's taken updates applied */
   get ydoc () {
     if (this.#received.length > 0) this.#apply(this.#received.splice(0))
     this.applyTaken()
     return this.#ydoc
   }
 
-  /**
-   * The document as applied so far: writes received from other processes, and updates taken this
-   * turn, may still wait. An update is checked against this first (accept-update.js).
-   * @returns {Y.Doc}
-   */
+  /** @returns {Y.Doc} as applied so far; an update is checked against this first (accept-update.js) */
   get appliedYdoc () {
     return this.#ydoc
   }
 
-  /** Whether writes received from other processes wait to be applied. */
+  /** Whether received writes are not applied yet. */
   get hasWaiting () {
     return this.#received.length > 0
   }
 
-  /** Whether updates taken this turn, or writes received from other processes, wait to be applied. */
   get hasUnapplied () {
     return this.#received.length > 0 || this.#taken.length > 0
   }
 
   /**
-   * Takes a checked update of an editor here: it is applied (in a document of many clients, at the
-   * end of the turn, with the others taken in the turn, in one transaction), sent to the other
-   * editors here (`onApplied`) and stored. Resolves once it is stored. Rejects UNAVAILABLE when the
-   * copy is no longer live, INVALID_UPDATE if Yjs fails to apply it, with that failure if another
-   * update of the turn fails, or with the store's error.
+   * Resolves once stored. Rejects UNAVAILABLE when not live, INVALID_UPDATE if Yjs fails on it, the
+   * failure of another update of its turn, or the store's error.
    * @param {Uint8Array} update checked against `appliedYdoc`
    * @param {import('socket.io').Socket} sender
-   * @param {import('./update-check.js').Additions} additions what it may add (update-check.js)
+   * @param {import('./update-check.js').Additions} additions
    * @returns {Promise<void>}
    */
   take (update, sender, additions) {
@@ -208,9 +168,8 @@ export class LiveDoc {
   #applyTakenLater = () => this.applyTaken()
 
   /**
-   * Applies the updates taken so far, sends them to the other editors here and queues their writes.
-   * One that fails halfway, or leaves anything pending, distrusts the copy: it is refused as
-   * INVALID_UPDATE, and the others of the turn with its error (retry).
+   * One transaction; an update that fails halfway or leaves structs pending distrusts the copy (it is
+   * INVALID_UPDATE, the rest of the turn retry).
    */
   applyTaken () {
     if (this.#taken.length === 0) return
@@ -226,7 +185,7 @@ export class LiveDoc {
       Y.transact(this.#ydoc, () => {
         for (; applying < taken.length; applying++) {
           Y.applyUpdate(this.#ydoc, taken[applying].update, taken[applying].sender)
-          // The check lets none through; one that did would be stored and pending for good.
+          // The check lets none through; one that did would stay pending in storage for good.
           if (hasPending(this.#ydoc)) throw new Error('an update was left pending')
         }
       })
@@ -244,10 +203,7 @@ export class LiveDoc {
     for (const entry of taken) this.#enqueue(entry)
   }
 
-  /**
-   * Queues an applied update's write: one write at a time, each taking all that waits.
-   * @param {{ update: Uint8Array, resolve: () => void, reject: (err: unknown) => void }} entry
-   */
+  /** Group commit: one write at a time, each taking all queued meanwhile. @param {{ update: Uint8Array, resolve: () => void, reject: (err: unknown) => void }} entry */
   #enqueue (entry) {
     this.#queuedCount++
     this.#queue.push(entry)
@@ -255,8 +211,7 @@ export class LiveDoc {
   }
 
   /**
-   * Brings the copy up to date with what other processes stored. Resolves after a read that started
-   * after this call; concurrent calls share one read loop.
+   * Reads what other processes stored; resolves after a read that started after this call.
    * @returns {Promise<void>}
    */
   catchUp () {
@@ -266,7 +221,6 @@ export class LiveDoc {
     return this.#reading
   }
 
-  /** Compacts the stored log into one snapshot now, after the writes queued so far. */
   compact () {
     this.applyTaken()
     return this.#oneAtATime(async () => {
@@ -275,7 +229,7 @@ export class LiveDoc {
     })
   }
 
-  /** Resolves once every update taken so far, and the compaction they made due, has been attempted. */
+  /** Once every update taken so far, and the compaction it made due, has been attempted. */
   async settled () {
     this.applyTaken()
     await this.#oneAtATime(async () => {})
@@ -284,9 +238,8 @@ export class LiveDoc {
   }
 
   /**
-   * live → closing → closed. Takes nothing more; resolves once what it took has been written (or
-   * refused, when distrusted) and the compaction under way has ended, then compacts if asked. A
-   * compaction still waiting for its turn is dropped: a close never waits on other documents'.
+   * Once what it took is written (or refused), then compacts if asked. A queued compaction is dropped:
+   * a close never waits behind other documents'.
    * @param {{ compact: boolean }} options
    */
   async close ({ compact }) {
@@ -305,8 +258,7 @@ export class LiveDoc {
   }
 
   /**
-   * A write another process published: applied when it follows on from `position`, else the log is
-   * read from there (a message was missed, or this one was read already).
+   * Kept when it follows on from `position`; else a message was missed and the log is read.
    * @param {import('../storage/redis-doc-feed.js').FeedMessage} message
    */
   receive ({ prev, last, updates }) {
@@ -315,13 +267,12 @@ export class LiveDoc {
       this.catchUp().catch(err => this.logger.debug({ err }, 'catch-up after a missed message failed'))
       return
     }
-    // Following on from `position`, the message holds only what the copy lacks: its updates go to
-    // the editors as they are, not re-encoded.
+    // It holds only what the copy lacks, so its updates are relayed as they are.
     this.#received.push(...updates)
     this.bytes += byteSum(updates)
     for (const update of updates) this.onRemoteUpdate(this, update)
     this.#advance(last)
-    // A process whose editors only watch applies them now and then, so they do not pile up.
+    // Editors that only watch never read the Y.Doc: apply now and then so they do not pile up.
     if (this.#received.length >= MAX_RECEIVED) this.#apply(this.#received.splice(0))
   }
 
@@ -335,17 +286,13 @@ export class LiveDoc {
     }
   }
 
-  /**
-   * Applies stored updates as one transaction; what they held that the copy lacked goes to the
-   * editors in this process. A log that leaves anything pending distrusts the copy.
-   * @param {Uint8Array[]} updates
-   */
+  /** A log that leaves structs pending distrusts the copy. @param {Uint8Array[]} updates */
   #integrate (updates) {
     if (updates.length === 0) return
     /** @type {Uint8Array | null} */
     let news = null
     const capture = (/** @type {Uint8Array} */ update) => { news = update }
-    // Through the getter: what was received already is applied first, so it is not sent again.
+    // Through the getter: received writes are applied first, so they are not relayed twice.
     this.ydoc.on('update', capture)
     try {
       this.#apply(updates)
@@ -368,8 +315,7 @@ export class LiveDoc {
   }
 
   /**
-   * Moves `position` forward (never back: a message may have moved it past what a read returns),
-   * then past this process's own writes that follow on from it, which the copy already holds.
+   * Never back (a message may be ahead of a read), then past this process's writes that follow on.
    * @param {string | null} position
    */
   #advance (position) {
@@ -385,11 +331,7 @@ export class LiveDoc {
     }
   }
 
-  /**
-   * The copy holds what storage may not: live or closing → closing, distrusted. What waits to be
-   * written is refused (it may build on what storage refused), and the registry reloads the document.
-   * @param {unknown} err
-   */
+  /** Queued writes are refused: they may build on what storage refused. @param {unknown} err */
   #distrust (err) {
     if (this.distrustedBy !== null || this.state === DOC_STATES.CLOSED) return
     this.distrustedBy = err
@@ -399,7 +341,6 @@ export class LiveDoc {
     this.onUntrusted(this)
   }
 
-  /** closed: nothing is held any more. */
   #close () {
     this.state = DOC_STATES.CLOSED
     this.#dropQueuedCompaction()
@@ -426,11 +367,7 @@ export class LiveDoc {
     }
   }
 
-  /**
-   * Resolves once the first `count` updates ever queued have been written or refused.
-   * @param {number} count
-   * @returns {Promise<void>}
-   */
+  /** Once the first `count` updates ever queued are written or refused. @param {number} count @returns {Promise<void>} */
   #writtenUpTo (count) {
     if (this.#writtenCount >= count || this.state === DOC_STATES.CLOSED) return Promise.resolve()
     return new Promise(resolve => this.#writeWaiters.push({ count, resolve }))
@@ -454,7 +391,7 @@ export class LiveDoc {
       }
       for (const entry of batch) entry.reject(err)
       this.#written(batch.length)
-      // Updates queued meanwhile build on the refused ones: they are refused too.
+      // Updates queued meanwhile build on the refused ones.
       this.#distrust(err)
       return
     }
@@ -465,7 +402,7 @@ export class LiveDoc {
     if (this.live && this.#compactionDue() && !this.#compacting && !this.#queuedCompaction) this.#queueCompaction()
   }
 
-  /** Waits for the process's compaction queue; the updates are durable in the log meanwhile. */
+  /** The updates are durable in the log while it waits its turn. */
   #queueCompaction () {
     const turn = async () => {
       this.#queuedCompaction = null
@@ -484,7 +421,7 @@ export class LiveDoc {
     this.#queuedCompaction = null
   }
 
-  /** The newest entry this copy knows a shared log holds. */
+  /** The newest entry this copy knows the shared log holds. */
   #known () {
     if (this.position === null) return this.#newestKnown
     if (this.#newestKnown === null || compareIds(this.position, this.#newestKnown) > 0) return this.position
@@ -492,10 +429,8 @@ export class LiveDoc {
   }
 
   /**
-   * The shared log holds less than this copy read or wrote (Redis restarted on older data, or none):
-   * what was acknowledged since is only in the copies. This one holds all of it (and the batch just
-   * refused): it is written back whole, as one update, before anything else, and the copy goes on
-   * from there. False if that write fails too.
+   * The shared log holds less than this copy read or wrote (Redis restarted on older data): the copy
+   * holds every acknowledged update, and writes itself back as one. False if that fails.
    */
   async #writeBack () {
     this.logger.error({ doc: this.id, known: this.#known() }, 'storage holds less of the document than was acknowledged; writing it back from memory')
@@ -508,7 +443,6 @@ export class LiveDoc {
     }
     this.#storedUpdates = stored.logLength ?? this.#storedUpdates + 1
     if (stored.span) {
-      // The log now holds all the copy does, whatever was read or written before.
       this.#ownSpans.clear()
       this.position = stored.span.last
       this.#newestKnown = stored.span.last
@@ -516,11 +450,7 @@ export class LiveDoc {
     return true
   }
 
-  /**
-   * Moves past a write to the shared log (which the store published to other processes) if it
-   * follows on from `position`; else it is passed once the entries before it have been read.
-   * @param {{ prev: string, last: string }} span
-   */
+  /** Past own write now if it follows on from `position`, else once what precedes it is read. @param {{ prev: string, last: string }} span */
   #stored ({ prev, last }) {
     if (this.#newestKnown === null || compareIds(last, this.#newestKnown) > 0) this.#newestKnown = last
     if (prev === this.position) {
@@ -531,10 +461,8 @@ export class LiveDoc {
   }
 
   /**
-   * Whether the log has grown enough to be compacted: `compactAfterUpdates` updates, and at least as
-   * many bytes as the last snapshot, so that each compaction, which encodes the whole document, is
-   * paid for by a document's size of new writes. Past half of `maxDocBytes` the count alone decides:
-   * the size limit counts the log too.
+   * A snapshot's worth of new bytes pays for encoding the whole document; past half of `maxDocBytes`
+   * (which counts the log) the count alone decides.
    */
   #compactionDue () {
     if (this.#storedUpdates < this.compactAfterUpdates) return false
@@ -542,10 +470,8 @@ export class LiveDoc {
   }
 
   /**
-   * Replaces the stored log with a snapshot of stored state only. The store asks for the snapshot
-   * once it knows what the snapshot must cover; it is encoded then, and handed over only once every
-   * update it holds has been written: one of them refused (the copy is then distrusted) drops it.
-   * Beside the writes, it waits for them; in their line (`exclusive`), it writes what is queued.
+   * The snapshot is handed over only once every update it holds is written (one refused drops it);
+   * `exclusive`: in the writes' line, so it writes what is queued itself.
    * @param {{ exclusive: boolean }} options
    */
   async #compactStored ({ exclusive }) {
@@ -556,8 +482,7 @@ export class LiveDoc {
     const compacted = await this.store.compact(this.id, async () => {
       await this.catchUp()
       const snapshot = Y.encodeStateAsUpdate(this.ydoc)
-      // The snapshot may also hold updates past `position` (this process's own, not read back yet);
-      // they stay in the log too, and applying a Yjs update twice is a no-op.
+      // Own updates past `position` stay in the log too: applying a Yjs update twice is a no-op.
       const position = this.position
       const holds = this.#queuedCount
       bytesAtSnapshot = this.bytes
@@ -574,12 +499,7 @@ export class LiveDoc {
     if (compacted) this.metrics.compactions.inc()
   }
 
-  /**
-   * Runs writes (and a compaction asked for now) one at a time, in the order asked.
-   * @template T
-   * @param {() => Promise<T>} step
-   * @returns {Promise<T>}
-   */
+  /** @template T @param {() => Promise<T>} step @returns {Promise<T>} */
   #oneAtATime (step) {
     const run = this.#tail.then(step)
     this.#tail = run.catch(() => {})

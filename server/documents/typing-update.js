@@ -1,16 +1,11 @@
 import * as decoding from 'lib0/decoding'
 import * as Y from 'yjs'
 
-// Most updates an editor sends are typing: new text from one client, each piece placed next to
-// text the document has or that the same update wrote just before it, and deletions. Such an update
-// is read here straight from its bytes, with the lib0 readers Yjs itself uses, in the order Yjs
-// reads an update of version 1 (its `lazyStructReaderGenerator` and `readDeleteSet`), without the
-// objects `Y.decodeUpdate` makes of every struct: at 600 editors in rooms of 5, those were most of
-// the update check's cost (docs/PERFORMANCE.md). Anything else (other content, collected or skipped
-// structs, an item placed by its parent, a reference to what the document lacks, several clients'
-// structs) is left to the full check (update-check.js), which also gives every refusal: this only
-// ever says "typing, and nothing in it is wrong" or "not for me".
-
+// Most updates are typing: one client's new text placed next to what the document has, and
+// deletions. Such an update is read straight from its bytes with lib0's readers, in the order Yjs
+// reads a v1 update, without building the objects `Y.decodeUpdate` makes (docs/PERFORMANCE.md, "ACKs
+// written to the WebSocket directly, and typing checked from its bytes"). Anything else goes to the
+// full check (update-check.js), which gives every refusal: this says only "typing, all fine" or null.
 const CONTENT_DELETED = 1
 const CONTENT_STRING = 4
 const HAS_ORIGIN = 0x80
@@ -19,13 +14,10 @@ const HAS_PARENT_SUB = 0x20
 const CONTENT_REF = 0x1f
 
 /**
- * What the update check needs of a typing update that builds only on what `ydoc` has: how many of
- * its structs are new, and how many ranges it deletes. Null when the update is not plain typing,
- * or when anything in it would be refused; the full check then decides.
  * @param {Uint8Array} update
  * @param {Y.Doc} ydoc
  * @param {ReadonlySet<string>} rootTypes
- * @returns {{ added: number, ranges: number, clients: number, values: number } | null}
+ * @returns {{ added: number, ranges: number, clients: number, values: number } | null} null when not plain typing, or when anything in it would be refused
  */
 export function readTyping (update, ydoc, rootTypes) {
   try {
@@ -36,11 +28,7 @@ export function readTyping (update, ydoc, rootTypes) {
   }
 }
 
-/**
- * @param {decoding.Decoder} decoder
- * @param {Y.Doc} ydoc
- * @param {ReadonlySet<string>} rootTypes
- */
+/** @param {decoding.Decoder} decoder @param {Y.Doc} ydoc @param {ReadonlySet<string>} rootTypes */
 function read (decoder, ydoc, rootTypes) {
   const sections = decoding.readVarUint(decoder)
   if (sections > 1) return null
@@ -89,13 +77,12 @@ function read (decoder, ydoc, rootTypes) {
     }
     ranges += count
   }
-  // A new client: the document holds nothing of it (its state is 0), and the update gives it structs.
   return { added, ranges, clients: have === 0 && end > 0 ? 1 : 0, values: 0 }
 }
 
 /**
- * The length Yjs gives a string it reads (UTF-16 code units): its byte count when it is ASCII, as
- * code is; otherwise it is decoded as Yjs decodes it, which refuses bytes that are not UTF-8.
+ * A string's length as Yjs counts it (UTF-16 units): its byte count when ASCII, else decoded as Yjs
+ * does, which refuses bytes that are not UTF-8.
  * @param {decoding.Decoder} decoder
  */
 function stringLength (decoder) {

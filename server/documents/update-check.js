@@ -5,8 +5,8 @@ import { readShape } from './update-shape.js'
 import { checkReferences, outOfSync } from './update-graph.js'
 
 /**
- * What one document may hold, in the units that cost memory: a stored item costs ~600 bytes of heap
- * for ~6 bytes on the wire, so bytes alone do not bound it.
+ * What one document may hold, in the units that cost memory: a stored item costs far more heap than
+ * its bytes on the wire, so bytes alone do not bound it.
  * @typedef {object} DocLimits
  * @property {number} maxDocStructs structs (items and collected ranges) a document may hold
  * @property {number} maxDocClients Yjs clients a document may hold edits from
@@ -14,10 +14,7 @@ import { checkReferences, outOfSync } from './update-graph.js'
  * @property {readonly string[]} rootTypes the root types an update may place items in
  */
 
-/**
- * What an update may add to a document: structs, and clients it holds nothing of yet.
- * @typedef {{ structs: number, clients: number }} Additions
- */
+/** @typedef {{ structs: number, clients: number }} Additions what an update may add: structs, and new clients */
 
 /** @type {Additions} */
 const NOTHING = Object.freeze({ structs: 0, clients: 0 })
@@ -26,9 +23,8 @@ const NOTHING = Object.freeze({ structs: 0, clients: 0 })
 const rootSets = new WeakMap()
 
 /**
- * Refuses bytes that are not a Yjs update, or an update this document cannot integrate, before it
- * reaches the live document. Typing is read without decoding it (typing-update.js); anything else
- * is checked in full (`checkInFull`). Returns what the update may add.
+ * Refuses what is not a Yjs update or cannot be integrated, before it reaches the document. Typing is
+ * read without decoding (typing-update.js), anything else checked in full. Returns what it may add.
  * @param {Uint8Array} update
  * @param {Y.Doc} ydoc
  * @param {DocLimits} limits
@@ -37,10 +33,8 @@ const rootSets = new WeakMap()
  */
 export function checkUpdate (update, ydoc, limits, unapplied = NOTHING) {
   const { added, ranges, clients, values } = readTyping(update, ydoc, rootSetOf(limits.rootTypes)) ?? checkInFull(update, ydoc, limits)
-  // The most the document can grow by: each new struct, and the items it cuts in two where its
-  // origin and right origin fall inside them; each deleted range cuts at most the two items at its
-  // ends. Deletions alone grow it too: a range every other character turns one item of a long run
-  // into as many as it has characters. A value of other content costs about what a struct does.
+  // The most the document can grow by: a new struct may cut two items in two (origin, right origin),
+  // a deleted range the two at its ends; other content's values cost about a struct each.
   const structs = 3 * added + 2 * ranges + values
   if (structs > 0 && structCount(ydoc) + unapplied.structs + structs > limits.maxDocStructs) {
     throw new AppError('TOO_LARGE', `the document would hold more than ${limits.maxDocStructs} structs`)
@@ -53,17 +47,10 @@ export function checkUpdate (update, ydoc, limits, unapplied = NOTHING) {
 }
 
 /**
- * Checks any update, whatever it holds; returns how many of its structs are new, how many ranges
- * it deletes and how many clients it brings that the document holds nothing of. Decoding parses
- * every struct and the delete set, so truncated or garbage input throws here instead of
- * half-applying.
- *
- * An update whose structs start past what the document has from their client, point (origin,
- * right origin, parent) at items it lacks, or delete clocks it lacks, would not be integrated: Yjs
- * would hold it as pending, in memory and in the stored log, and merge the pending part again on
- * every later update, for as long as the missing part never comes. It is refused as OUT_OF_SYNC
- * instead; an honest client rejoins and sends the whole difference. So is one that names a client
- * in two sections: Yjs keeps only the last, and what follows the dropped one would stay pending.
+ * Decodes every struct and the delete set, so garbage throws here instead of half-applying. An update
+ * that builds on what the document lacks, or names a client in two sections (Yjs keeps only the
+ * last), would stay pending in memory and in the log for good: it is OUT_OF_SYNC, and an honest
+ * client rejoins and sends the whole difference.
  * @param {Uint8Array} update
  * @param {Y.Doc} ydoc
  * @param {DocLimits} limits
@@ -81,8 +68,7 @@ export function checkInFull (update, ydoc, { maxTypeDepth, rootTypes }) {
     throw new AppError('INVALID_UPDATE', 'update is not valid: a client appears in more than one section')
   }
   if (shape.subdocuments > 0) throw new AppError('INVALID_UPDATE', 'update is not valid: subdocuments are not supported')
-  // What the document will hold of each client once this update is in (its structs are grouped by
-  // client in ascending clock order).
+  // What the document will hold of each client (structs come grouped by client, in clock order).
   /** @type {Map<number, number>} */
   const next = new Map()
   /** @param {number} client */

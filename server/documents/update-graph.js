@@ -8,15 +8,10 @@ import { AppError } from '../errors.js'
  */
 
 /**
- * Checks where an update's items point: at structs the document has or that come earlier in this
- * update, in an order Yjs can integrate; into an allowed root type; into types nested at most
- * `maxTypeDepth` deep.
- *
- * Yjs integrates each client's structs in clock order and any struct only after the ones it
- * references. A reference the document lacks and the update does not hold leaves the struct
- * pending (OUT_OF_SYNC). A reference to itself, to a later struct of its own client, or any cycle
- * through other clients' structs (`01010900840900016100`: an item whose origin is itself) can
- * never be integrated in order; Yjs throws on some halfway through, so they are INVALID_UPDATE.
+ * Checks that an update's items point at structs the document has or that come earlier in it, in an
+ * order Yjs can integrate, into an allowed root type, nested at most `maxTypeDepth` deep. A missing
+ * reference is OUT_OF_SYNC; a self-reference or cycle (`01010900840900016100`) can never be
+ * integrated, and Yjs throws on some halfway, so it is INVALID_UPDATE.
  * @param {Array<Y.Item | Y.GC | Y.Skip>} structs grouped by client, each client's in clock order
  * @param {Y.Doc} ydoc
  * @param {GraphLimits} limits
@@ -37,10 +32,7 @@ export function checkReferences (structs, ydoc, { rootTypes, maxTypeDepth }) {
     list.push(index)
   })
 
-  /**
-   * The index of this update's struct that holds `id`, or -1 when the document holds it.
-   * @param {Y.ID} id
-   */
+  /** The index of this update's struct holding `id`, or -1 when the document holds it. @param {Y.ID} id */
   const indexOf = id => {
     if (id.clock < Y.getState(ydoc.store, id.client)) return -1
     const list = byClient.get(id.client) ?? []
@@ -107,8 +99,7 @@ export function checkReferences (structs, ydoc, { rootTypes, maxTypeDepth }) {
     return depth
   }
 
-  // Depth-first over the dependencies: 1 = on the current path, 2 = done. Each struct is entered
-  // once and each of its at most four dependencies followed once.
+  // Depth-first over the dependencies (at most four each): 1 = on the current path, 2 = done.
   const marks = new Uint8Array(structs.length)
   for (let start = 0; start < structs.length; start++) {
     if (marks[start] !== 0 || structs[start] instanceof Y.Skip) continue

@@ -1,13 +1,9 @@
 import * as decoding from 'lib0/decoding'
 import { AppError } from '../errors.js'
 
-// Reads a Yjs update (version 1) straight from its bytes, in the order Yjs reads one
-// (`lazyStructReaderGenerator`, `readItemContent`, `readDeleteSet`), without building its structs
-// or content. It answers what decoding cannot: which client each section is for (Yjs keeps only a
-// client's last section, so an earlier one would be left pending), and how many values the
-// content holds (one item of arbitrary content can hold hundreds of thousands of them, each costing
-// far more heap than the bytes that name it).
-
+// Reads a v1 update from its bytes, in the order Yjs does, without building structs, to answer what
+// decoding cannot: each section's client (Yjs keeps only a client's last section) and how many
+// values the content holds (each costs far more heap than the bytes that name it).
 const SKIP = 10
 const HAS_ORIGIN = 0x80
 const HAS_RIGHT_ORIGIN = 0x40
@@ -26,11 +22,7 @@ const MAX_ANY_DEPTH = 64
  * @property {number} subdocuments items holding a subdocument
  */
 
-/**
- * Throws on bytes that are not a version-1 update.
- * @param {Uint8Array} update
- * @returns {UpdateShape}
- */
+/** Throws on bytes that are not a version-1 update. @param {Uint8Array} update @returns {UpdateShape} */
 export function readShape (update) {
   const decoder = decoding.createDecoder(update)
   const shape = { sectionClients: /** @type {number[]} */ ([]), values: 0, subdocuments: 0 }
@@ -54,8 +46,8 @@ export function readShape (update) {
 }
 
 /**
- * Refuses a stored document whose content would not fit its limits once loaded (stored before
- * they were checked, or under larger ones), before any of it is decoded.
+ * Refuses a stored document past its limits (stored before they were checked, or under larger ones)
+ * before any of it is decoded.
  * @param {Uint8Array[]} updates
  * @param {number} maxDocStructs
  */
@@ -69,18 +61,12 @@ export function checkStoredShape (updates, maxDocStructs) {
   }
 }
 
-/**
- * Whether Yjs holds structs or deletions of `ydoc` back because what they build on is missing.
- * @param {import('yjs').Doc} ydoc
- */
+/** Whether Yjs holds structs or deletions back because what they build on is missing. @param {import('yjs').Doc} ydoc */
 export function hasPending (ydoc) {
   return ydoc.store.pendingStructs !== null || ydoc.store.pendingDs !== null
 }
 
-/**
- * @param {decoding.Decoder} decoder
- * @param {UpdateShape} shape
- */
+/** @param {decoding.Decoder} decoder @param {UpdateShape} shape */
 function readStruct (decoder, shape) {
   const info = decoding.readUint8(decoder)
   const content = info & CONTENT_REF
@@ -179,11 +165,7 @@ function anyValues (decoder, depth) {
   throw new Error(`unknown value tag ${tag}`)
 }
 
-/**
- * An upper bound on the values a JSON text parses to: one, and one more per array, object or
- * separator in it (separators inside strings count too, which only overstates).
- * @param {string} text
- */
+/** An upper bound on the values a JSON text parses to (separators in strings overcount). @param {string} text */
 function jsonValues (text) {
   let values = 1
   for (let i = 0; i < text.length; i++) {

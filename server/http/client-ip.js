@@ -2,9 +2,8 @@ import ipaddr from 'ipaddr.js'
 import proxyAddr from 'proxy-addr'
 
 /**
- * The client's address as per-IP limits and audit lines see it (`limitKeyOf`): the connection's
- * peer, or, behind `trustProxy` reverse proxies, the address they put in X-Forwarded-For (the same
- * rule as Express's `trust proxy` with a hop count, so REST and sockets agree).
+ * The connection's peer or, behind `trustProxy` proxies, their X-Forwarded-For (Express's `trust
+ * proxy` rule with a hop count, so REST and sockets agree), as `limitKeyOf` counts it.
  * @param {number} trustProxy
  * @returns {(req: import('node:http').IncomingMessage) => string}
  */
@@ -14,9 +13,7 @@ export function clientIpOf (trustProxy) {
 }
 
 /**
- * What per-IP limits count under: an IPv4 address (an IPv4-mapped IPv6 address as IPv4), or the /64
- * prefix of an IPv6 address. One subscriber holds a whole /64, 2^64 addresses to rotate through,
- * so counting IPv6 addresses one by one would limit nobody.
+ * An IPv4 address, or an IPv6 address's /64: one subscriber holds a whole /64 to rotate through.
  * @param {string} address
  */
 export function limitKeyOf (address) {

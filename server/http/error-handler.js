@@ -1,9 +1,7 @@
 import { AppError, errorBody, statusOf } from '../errors.js'
 
 /**
- * Turns anything thrown in a route into `{ error: { code, message } }` with its status. Body-parser
- * failures become BAD_REQUEST / TOO_LARGE; unexpected errors are logged and sent as INTERNAL, with
- * no stack trace.
+ * `{ error: { code, message } }` with its status; unexpected errors are logged and sent as INTERNAL.
  * @param {{ metrics: import('../metrics.js').Metrics }} deps
  * @returns {import('express').ErrorRequestHandler}
  */
@@ -28,19 +26,14 @@ function fromBodyParser (err) {
   if (err?.type === 'entity.parse.failed') return new AppError('BAD_REQUEST', 'request body is not valid JSON')
   if (typeof err?.type === 'string' && err.status === 400) return new AppError('BAD_REQUEST', err.message)
   if (err?.type === 'encoding.unsupported' || err?.status === 415) return new AppError('BAD_REQUEST', 'unsupported body encoding')
-  // A body that fails to decompress reaches here as zlib's own error, which body-parser marks 400
-  // but gives no `type`.
+  // A body that fails to decompress: zlib's error, marked 400 without a `type`.
   if (err?.status === 400 && err.expose === true) return new AppError('BAD_REQUEST', 'request body could not be read')
   // A path whose percent-escapes do not decode (`/api/sessions/%ZZ`): the router's URIError.
   if (err instanceof URIError) return new AppError('BAD_REQUEST', 'the request path does not decode')
   return undefined
 }
 
-/**
- * @param {import('express').Request} req
- * @param {import('express').Response} res
- * @param {import('express').NextFunction} next
- */
+/** @param {import('express').Request} req @param {import('express').Response} res @param {import('express').NextFunction} next */
 export function notFound (req, res, next) {
   next(new AppError('NOT_FOUND', `no route ${req.method} ${req.path}`))
 }

@@ -4,10 +4,8 @@ import { Router } from 'express'
 const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'))
 
 /**
- * `GET /api/health`: liveness plus readiness. Load balancers route to a process only while `ready`;
- * it answers 503 while storage is down, refuses writes (`status: "degraded"` with the storage
- * error's code, until a write succeeds again) or the process is shutting down. `auth: "off"` says
- * that anyone may join and edit (development without AUTH_SECRET).
+ * `GET /api/health`: balancers route to a process only while `ready`; 503 while storage is down or
+ * refuses writes (`degraded`, with its code) or the process stops. `auth: "off"`: anyone may edit.
  * @param {{
  *   storage: string, broadcast: string, auth: boolean, isReady: () => boolean,
  *   storageError: () => import('../storage/storage-health.js').StorageError | null

@@ -3,15 +3,12 @@ import { bearerOf, keyMatches } from '../auth/api-key.js'
 import { AppError } from '../errors.js'
 
 /**
- * `GET /metrics`: Prometheus text for every worker of the cluster, or prom-client's JSON of the same
- * series to a client that asks for `application/json` first (the load test: both ends are prom-client's,
- * so nothing parses text). A Prometheus scrape prefers text and gets it. It names hosts and counts
- * connections and documents, so with a token configured a scrape must present it as
- * `Authorization: Bearer`, compared in constant time like the API key. Without one it is open:
- * development, or `METRICS_PUBLIC=true` behind a network rule (deploy/nginx.conf).
+ * `GET /metrics`: every worker's series, as Prometheus text or, to a client that asks for JSON first
+ * (the load test), prom-client's JSON. It names hosts, so a configured token is required; without
+ * one it is open (development, or METRICS_PUBLIC behind a network rule).
  * @param {object} deps
  * @param {string} deps.token empty = open
- * @param {() => Promise<import('prom-client').Registry<import('prom-client').RegistryContentType>>} deps.gather the metrics to serve
+ * @param {() => Promise<import('prom-client').Registry<import('prom-client').RegistryContentType>>} deps.gather
  * @param {import('../audit.js').Audit} deps.audit
  */
 export function metricsRoutes ({ token, gather, audit }) {

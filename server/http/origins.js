@@ -1,10 +1,8 @@
 import { AppError } from '../errors.js'
 import { SAME_ORIGIN } from '../config.js'
 
-// Which browser origins may call the server, for REST (CORS) and the Socket.IO handshake alike.
-// `same-origin` (the default while auth is off) serves only the pages this server hands out: a
-// browser calling from another site is refused outright, not merely denied the response, since a
-// request that needs no preflight (a simple POST) would otherwise still reach the handler.
+// Which browser origins may call the server, REST and handshake alike. `same-origin` refuses other
+// sites outright, not just their responses: a simple POST needs no preflight and would reach the handler.
 
 /** @typedef {'*' | typeof SAME_ORIGIN | string[]} AllowedOrigins */
 
@@ -15,8 +13,7 @@ export function allowedOrigins (corsOrigin) {
 }
 
 /**
- * Whether a request with this `Origin` header may proceed. Clients that send none are not browsers
- * (or are on the server's own page, for a same-origin GET).
+ * Clients that send no Origin are not browsers (or a same-origin GET).
  * @param {AllowedOrigins} allowed
  * @param {string | undefined} origin
  * @param {string | undefined} host the request's `Host` header
@@ -27,18 +24,13 @@ export function originAllowed (allowed, origin, host) {
   return allowed.includes(origin)
 }
 
-/**
- * The `origin` option of the cors package: no CORS headers at all for `same-origin`.
- * @param {AllowedOrigins} allowed
- * @returns {string | string[] | false}
- */
+/** The cors package's `origin`: no CORS headers for `same-origin`. @param {AllowedOrigins} allowed @returns {string | string[] | false} */
 export function corsHeaderOf (allowed) {
   return allowed === SAME_ORIGIN ? false : allowed
 }
 
 /**
- * Express guard for `same-origin`: refuses a cross-origin browser request with FORBIDDEN before it
- * reaches a handler. Other settings leave the decision to the CORS headers.
+ * Refuses a cross-origin browser request before any handler; other settings leave it to CORS headers.
  * @param {AllowedOrigins} allowed
  * @returns {import('express').RequestHandler}
  */
@@ -59,10 +51,8 @@ function hostOf (origin) {
 }
 
 /**
- * Whether a request may name this `Host`. A server on a loopback address with auth off answers only
- * to this machine's names, whatever `CORS_ORIGIN` allows: a page on another site can point its own
- * name at 127.0.0.1 (DNS rebinding), and its requests are then same-origin in the browser's eyes.
- * Non-browser clients and this server's own pages name localhost or the address itself.
+ * With auth off on loopback, only this machine's names: a page can point its own name at 127.0.0.1
+ * (DNS rebinding), and its requests are then same-origin to the browser.
  * @param {boolean} localOnly
  * @param {string | undefined} host the request's `Host` header
  */
@@ -79,11 +69,7 @@ export function isLoopback (host) {
   return host === 'localhost' || host === '::1' || host.startsWith('127.')
 }
 
-/**
- * Express guard for `hostAllowed`: refuses with FORBIDDEN a request for another name.
- * @param {boolean} localOnly
- * @returns {import('express').RequestHandler}
- */
+/** Express guard for `hostAllowed`. @param {boolean} localOnly @returns {import('express').RequestHandler} */
 export function localHostOnly (localOnly) {
   return (req, res, next) => {
     if (hostAllowed(localOnly, req.get('host'))) return next()

@@ -1,8 +1,7 @@
 import { limitKeyOf } from './client-ip.js'
 
 /**
- * Express middleware: one point of `limit` per request, keyed by client IP (an IPv6 client by its
- * /64); over the limit the request is refused with RATE_LIMITED and a Retry-After header.
+ * One point per request per client IP; over the limit, RATE_LIMITED with Retry-After.
  * @param {import('../limits/rate-limit.js').RateLimit} limit
  * @param {import('../audit.js').Audit} audit
  * @returns {import('express').RequestHandler}

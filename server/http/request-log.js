@@ -1,6 +1,5 @@
 /**
- * One info line per HTTP request, written when the response is finished; `req.log` carries the
- * request's method and path for handlers that log more.
+ * One line per finished request; `req.log` carries method and path for handlers.
  * @param {import('pino').Logger} logger
  * @returns {import('express').RequestHandler}
  */

@@ -6,8 +6,8 @@ import { isDocId } from '../../isomorphic/ids.js'
 import { contentQuery, createSessionBody, createTokenBody, listSessionsQuery, parse, revokeTokensQuery, updateSessionBody } from './validation.js'
 
 /**
- * REST session API under /api/sessions. Management calls need the API key; reading one session
- * also takes a join token for it; listing needs the key unless LIST_NEEDS_API_KEY=false.
+ * /api/sessions. Management needs the API key; reading a session also takes its join token; listing
+ * needs the key unless LIST_NEEDS_API_KEY=false.
  * @param {object} deps
  * @param {import('../sessions/session-service.js').SessionService} deps.sessions
  * @param {import('../documents/doc-registry.js').DocRegistry} deps.registry
@@ -24,10 +24,8 @@ export function sessionsRoutes ({ sessions, registry, access, cluster, guards, a
   /** @type {import('../auth/api-key.js').Guard} */
   const open = (req, res, next) => next()
   const requireForList = config.listNeedsApiKey ? requireApiKey : open
-  // A body is read only where a route takes one, once the caller has shown the key (and passed the
-  // rate limit in front of this router): a compressed body of 2 KB inflates to MAX_BODY_BYTES, whose
-  // parse (deeply nested arrays) took a third of a second of the event loop, and any stranger could
-  // send it to any path.
+  // A body is read only by routes that take one, after the key and the rate limit: a small compressed
+  // body inflates to MAX_BODY_BYTES of nested arrays whose parse holds the event loop.
   const body = express.json({ limit: config.maxBodyBytes })
 
   router.param('id', (req, res, next, id) => {
@@ -68,8 +66,7 @@ export function sessionsRoutes ({ sessions, registry, access, cluster, guards, a
     res.status(201).json(token)
   })
 
-  // Revocation takes effect at once: stored first (no process admits the token again), then every
-  // process closes the document for the sockets that joined with it.
+  // Stored first (no process admits the token again), then every process closes its sockets.
   router.delete('/:id/tokens/:tokenId', requireApiKey, async (req, res) => {
     const { id, tokenId } = req.params
     await sessions.record(id)

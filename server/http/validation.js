@@ -41,12 +41,7 @@ export const contentQuery = z.object({
   format: z.enum(['text', 'yjs']).default('text')
 }).strict()
 
-/**
- * @template {z.ZodType} S
- * @param {S} schema
- * @param {unknown} input
- * @returns {z.infer<S>}
- */
+/** @template {z.ZodType} S @param {S} schema @param {unknown} input @returns {z.infer<S>} */
 export function parse (schema, input) {
   const result = schema.safeParse(input ?? {})
   if (result.success) return result.data

@@ -2,8 +2,7 @@ import { RateLimit } from './rate-limit.js'
 import { TokenBucket } from './token-bucket.js'
 
 /**
- * The per-IP rate limits of a process (README, Security). They are counted in Redis when there is
- * one, so they hold across workers and hosts.
+ * Per-IP rate limits (docs/SECURITY.md), counted in Redis when there is one.
  * @param {import('../config.js').Config} config
  * @param {import('../storage/redis.js').RedisClient} [redis]
  */
@@ -15,11 +14,7 @@ export function createLimits (config, redis) {
   }
 }
 
-/**
- * The rates of one connection's events.
- * @param {import('../config.js').Config} config
- * @param {() => number} [now] the clock of the token buckets, in ms (default `performance.now`)
- */
+/** @param {import('../config.js').Config} config @param {() => number} [now] the buckets' clock, in ms */
 export function connectionLimits (config, now) {
   return {
     updates: new TokenBucket('updates per second', config.updatesPerSecond, now),

@@ -2,10 +2,8 @@ import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limite
 import { AppError } from '../errors.js'
 
 /**
- * One rate limit: `points` per `seconds` per key (a client IP, a socket id), counted by
- * rate-limiter-flexible. With a Redis client the count is shared by every process (an in-memory
- * count stands in while Redis is down, so an outage neither blocks nor unlimits clients).
- * `points` 0 turns the limit off.
+ * `points` per `seconds` per key (0 = off). With Redis the count is shared by every process; an
+ * in-memory count stands in during an outage, so it neither blocks nor unlimits clients.
  */
 export class RateLimit {
   /**
@@ -31,11 +29,7 @@ export class RateLimit {
         : new RateLimiterMemory(settings)
   }
 
-  /**
-   * Takes `cost` points for `key`, or throws RATE_LIMITED with how long to wait.
-   * @param {string} key
-   * @param {number} [cost]
-   */
+  /** Throws RATE_LIMITED with how long to wait. @param {string} key @param {number} [cost] */
   async take (key, cost = 1) {
     if (!this.limiter) return
     try {

@@ -1,20 +1,14 @@
 import { AppError } from '../errors.js'
 
-/** The default clock, one for every bucket (a closure per bucket costs each connection ~300 bytes). */
+/** One default clock for every bucket: a closure per bucket costs each connection memory. */
 const performanceNow = () => performance.now()
 
 /**
- * A per-connection rate: a bucket of `perSecond` tokens refilled continuously, so a burst up to one
- * second's worth passes and a flood is held to the rate. It is synchronous on purpose: it runs on
- * every update before the update is applied, and an await there would let a connection's later
- * update overtake an earlier one. A connection lives in one process, so there is nothing to share.
+ * A connection's rate: a burst of a second's worth passes, a flood is held to the rate. Synchronous:
+ * an await before applying would let a connection's later update overtake an earlier one.
  */
 export class TokenBucket {
-  /**
-   * @param {string} name shown in refusals (`updates per second`)
-   * @param {number} perSecond 0 = no limit
-   * @param {() => number} [now] the clock, in ms; tests pass one they move by hand
-   */
+  /** @param {string} name shown in refusals @param {number} perSecond 0 = no limit @param {() => number} [now] in ms */
   constructor (name, perSecond, now = performanceNow) {
     this.name = name
     this.perSecond = perSecond
@@ -23,10 +17,7 @@ export class TokenBucket {
     this.refilledAt = now()
   }
 
-  /**
-   * Takes `cost` tokens or throws RATE_LIMITED with how long until they are there.
-   * @param {number} [cost]
-   */
+  /** Throws RATE_LIMITED with how long until the tokens are there. @param {number} [cost] */
   take (cost = 1) {
     if (this.perSecond === 0) return
     const now = this.now()

@@ -1,11 +1,9 @@
 import { AppError } from '../errors.js'
 
 /**
- * Who may open a Socket.IO connection (io.use): at most `maxConnectionsPerIp` open connections per
- * client IP in this process, at most `connectionsPerMinute` new ones per IP across the cluster, and,
- * while auth is on, a valid join token in the handshake (`auth: { token }`). Which documents the
- * token opens is checked at each `doc:join`. A refusal reaches the client as `connect_error` with
- * `data: { code, message }`.
+ * Who may open a Socket.IO connection (io.use): `maxConnectionsPerIp` open per IP here,
+ * `connectionsPerMinute` new per IP cluster-wide, and with auth a valid handshake token. A refusal
+ * reaches the client as `connect_error` with `data: { code, message }`.
  * @param {object} deps
  * @param {import('../config.js').Config} deps.config
  * @param {import('../limits/limits.js').Limits} deps.limits
@@ -26,10 +24,7 @@ export function admission ({ config, limits, access, clientIpOf, audit, pendingC
     else open.set(ip, count)
   }
 
-  /**
-   * Gives the IP's seat back, once: when the transport closes, or when admission fails.
-   * @param {string} ip
-   */
+  /** When the transport closes, or admission fails; once. @param {string} ip */
   const freeOnce = (ip) => {
     let seated = true
     return () => {
@@ -38,11 +33,7 @@ export function admission ({ config, limits, access, clientIpOf, audit, pendingC
     }
   }
 
-  /**
-   * @param {string} ip
-   * @param {(err?: Error) => void} next
-   * @param {unknown} err
-   */
+  /** @param {string} ip @param {(err?: Error) => void} next @param {unknown} err */
   const refuse = (ip, next, err) => {
     const body = err instanceof AppError ? err : new AppError('INTERNAL', 'connection refused')
     audit.refusedFrom('socket.connect', { ip, code: body.code, reason: body.message })
@@ -58,9 +49,8 @@ export function admission ({ config, limits, access, clientIpOf, audit, pendingC
       return
     }
     open.set(ip, (open.get(ip) ?? 0) + 1)
-    // Freed when the transport closes: that also covers a client gone before admission finished,
-    // for which Socket.IO never emits `disconnect`. What the connection keeps is this one closure
-    // (`on`, not `once`: the transport closes once, and `once` would add a wrapper per connection).
+    // Freed when the transport closes, which also covers a client gone before admission ends (no
+    // `disconnect` then). `on`, not `once`: `once` adds a wrapper per connection.
     const free = freeOnce(ip)
     socket.conn.on('close', free)
     admit(socket, ip).then(() => next(), (err) => {
@@ -77,10 +67,8 @@ export function admission ({ config, limits, access, clientIpOf, audit, pendingC
 }
 
 /**
- * Engine.IO connections that have not sent Socket.IO's CONNECT yet: the limits above never see
- * them, and Socket.IO keeps each for its `connectTimeout` (45 s), so a client could hold any number
- * open. At most `maxConnectionsPerIp` of an address wait at once; past that a new one is closed as
- * soon as it opens. A client that connects as Socket.IO's do sends its CONNECT at once.
+ * Engine.IO connections without Socket.IO's CONNECT yet: the limits above never see them, and
+ * Socket.IO keeps each for `connectTimeout`. At most `maxConnectionsPerIp` per address wait at once.
  * @param {import('socket.io').Server} io
  * @param {object} deps
  * @param {import('../config.js').Config} deps.config
@@ -93,7 +81,7 @@ export function watchPendingConnections (io, { config, clientIpOf, audit }) {
   /** @type {WeakMap<object, string>} the IP of each connection still waiting */
   const ipOf = new WeakMap()
 
-  /** A connection stops waiting: its CONNECT came, or it closed. @param {object} conn */
+  /** Its CONNECT came, or it closed. @param {object} conn */
   const stopWaiting = (conn) => {
     const ip = ipOf.get(conn)
     if (ip === undefined) return

@@ -3,22 +3,18 @@ import { CLOSE_REASONS } from '../../isomorphic/events.js'
 import { compareIds } from '../storage/stream-ids.js'
 import { closeForEditors, closeForHolders } from './editors.js'
 
-// What the processes of a cluster tell each other. Control messages go through the Socket.IO
-// adapter's server-side events; document contents never travel that way: they live in the store,
-// and each write is announced on the document's own feed (docs/redis-doc-feed.js). In a single
-// process every call here is answered locally.
+// What the processes of a cluster tell each other: control messages through the adapter's
+// server-side events. Document contents never travel that way: each write is announced on the
+// document's feed (storage/redis-doc-feed.js). In one process every call is answered locally.
 
 /**
- * How often a process looks at where the log of each document its editors hold stands, and reads
- * those that moved past its copy, in ms: a write whose feed message was lost and that no later
- * message reveals (the last keystroke before a pause, a process killed between storing and
- * publishing) reaches them within this.
+ * How often the logs of documents with editors here are checked for writes the feed never announced
+ * (a lost message and no later one, a process killed between storing and publishing).
  */
 const SWEEP_INTERVAL_MS = 5000
 
 /**
- * The longest a question to the other processes waits, in ms: past the adapters' own deadlines
- * (5 s sharded, 2 s classic), for a question that fails before it is sent, which the classic
+ * Past the adapters' own deadlines, for a question that fails before it is sent, which the classic
  * adapter never answers.
  */
 const ASK_DEADLINE_MS = 6000
@@ -33,8 +29,7 @@ const CLUSTER_EVENTS = Object.freeze({
  * @param {import('socket.io').Server} io
  * @param {object} deps
  * @param {boolean} deps.enabled whether other processes share the adapter
- * @param {() => boolean} [deps.adapterReady] whether the adapter's Redis connections are up, so the
- *   other processes can be asked
+ * @param {() => boolean} [deps.adapterReady] whether other processes can be asked
  * @param {import('../storage/redis-doc-feed.js').RedisDocFeed} [deps.feed] the backend's, when shared
  * @param {import('../storage/seats.js').Seats} deps.seats who holds a seat in which session, every process's
  * @param {import('../documents/doc-registry.js').DocRegistry} deps.registry
@@ -71,11 +66,7 @@ export function createCluster (io, { enabled, adapterReady = () => true, feed, s
     })
   }
 
-  /**
-   * Reads the log of every document with editors here whose log has moved past the copy: one
-   * look-up of where every log stands (the store's `newestEntries`), then a read of only those,
-   * where each sweep read every log.
-   */
+  /** One look-up of where every log stands (`newestEntries`), then a read of those past the copy. */
   async function sweepLogs () {
     const docs = [...registry.loaded()].filter(doc => doc.sockets.size > 0)
     if (docs.length === 0) return
@@ -87,18 +78,16 @@ export function createCluster (io, { enabled, adapterReady = () => true, feed, s
   }
 
   /**
-   * Asks every other process; resolves with the answers that arrived, all of them unless some
-   * process missed the adapter's deadline, which is logged. While Redis pub/sub is down no process
-   * can be asked, and it resolves at once with none.
+   * Resolves with the answers that arrived (a process past the deadline is logged), or none at once
+   * while Redis pub/sub is down.
    * @param {string} event
    * @param {...unknown} args
    * @returns {Promise<any[]>}
    */
   function ask (event, ...args) {
     if (!enabled) return Promise.resolve([])
-    // A question starts with a count of the processes (PUBSUB on the publisher), which fails at
-    // once while the publisher reconnects: the sharded adapter then rejects, the classic one never
-    // calls back.
+    // A question starts with PUBSUB on the publisher, which fails while it reconnects: the sharded
+    // adapter then rejects, the classic one never calls back.
     if (!adapterReady()) {
       logger.debug({ event }, 'workers not asked: Redis pub/sub is disconnected')
       return Promise.resolve([])
@@ -113,8 +102,8 @@ export function createCluster (io, { enabled, adapterReady = () => true, feed, s
         clearTimeout(deadline)
         resolve(answers)
       }
-      // Through the adapter, not io.serverSideEmit, which drops the promise the sharded adapter
-      // returns: a question that could not be sent would reject it unhandled and end the process.
+      // Not io.serverSideEmit, which drops the sharded adapter's promise: a failed send would reject it
+      // unhandled and end the process.
       const asked = io.of('/').adapter.serverSideEmit([event, ...args, (/** @type {Error | null} */ err, /** @type {any[]} */ answers) => {
         if (err) logger.warn({ err: err.message, event }, 'some workers did not answer')
         answered(answers ?? [])
@@ -130,9 +119,8 @@ export function createCluster (io, { enabled, adapterReady = () => true, feed, s
     seats,
 
     /**
-     * Resolves once the writes other processes publish for a document reach this process; rejects
-     * at once while the subscriber is disconnected. A joiner's state is read after this: a write
-     * stored earlier is in the log, one stored later arrives as a message.
+     * Rejects at once while the subscriber is down. A joiner's state is read after this: an earlier
+     * write is in the log, a later one arrives as a message.
      * @param {string} docId
      */
     async docSubscribed (docId) {
@@ -146,8 +134,7 @@ export function createCluster (io, { enabled, adapterReady = () => true, feed, s
     },
 
     /**
-     * Closes the document, in every process, for the sockets that joined it with a revoked token
-     * (or any token of a revoked user).
+     * Closes the document in every process for sockets that joined with a revoked token or user.
      * @param {string} docId
      * @param {Revoked} revoked
      */
@@ -156,11 +143,7 @@ export function createCluster (io, { enabled, adapterReady = () => true, feed, s
       if (enabled) io.serverSideEmit(CLUSTER_EVENTS.ACCESS_REVOKED, docId, revoked)
     },
 
-    /**
-     * Editors per document across all processes.
-     * @param {string[]} docIds
-     * @returns {Promise<number[]>}
-     */
+    /** Editors per document across all processes. @param {string[]} docIds @returns {Promise<number[]>} */
     editorCounts (docIds) {
       return seats.counts(docIds)
     },

@@ -1,10 +1,9 @@
-// setTimeout holds a delay of at most 2^31 - 1 ms (about 24.8 days) and fires at once past it; a
-// join token may live a year.
+// setTimeout fires at once past its largest delay; a join token may live a year.
 const MAX_DELAY_MS = 2 ** 31 - 1
 
 /**
- * Calls `fn` once the clock reaches `atMs` (ms since the epoch), however far off that is, and never
- * synchronously. The timer does not keep the process alive.
+ * Calls `fn` once the clock reaches `atMs`, however far off, never synchronously, without keeping the
+ * process alive.
  * @param {number} atMs
  * @param {() => void} fn
  * @returns {() => void} cancels the call

@@ -39,9 +39,9 @@ const AUDIT_INTERVAL_MS = 10_000
 const connections = new WeakMap()
 
 /**
- * What the document events know of one connection. The handlers themselves are the server's, one
- * set for every socket (Socket.IO calls them with the socket as `this`): a set of closures per
- * connection, with their contexts, cost each idle editor about 2.8 KiB of heap (docs/PERFORMANCE.md).
+ * What the document events know of one connection. The handlers are one set for every socket
+ * (called with the socket as `this`): closures per connection cost each idle editor heap
+ * (docs/PERFORMANCE.md, "One set of handlers for every connection").
  */
 class Connection {
   /** Updates refused as INVALID_UPDATE. */
@@ -49,10 +49,7 @@ class Connection {
   /** @type {Map<string, number> | null} when each refusal code was last audited */
   #audited = null
 
-  /**
-   * @param {import('socket.io').Socket} socket
-   * @param {RealtimeContext} ctx
-   */
+  /** @param {import('socket.io').Socket} socket @param {RealtimeContext} ctx */
   constructor (socket, ctx) {
     this.socket = socket
     this.ctx = ctx
@@ -61,17 +58,13 @@ class Connection {
     this.memberships = membershipsOf(socket)
     this.rates = connectionLimits(ctx.config, ctx.now)
     this.joiner = new Joiner(this)
-    // Bytes of join replies built but not yet handed to Engine.IO (each goes out a moment after it
-    // is built): joins that arrive together are all built before the first is sent.
+    // Join replies built but not yet handed to Engine.IO: joins that arrive together are built first.
     this.unsentReplyBytes = 0
   }
 
   /**
-   * Told of every refusal: audits the ones that may mean abuse, and closes a connection once
-   * `maxInvalidUpdates` of its updates were refused as INVALID_UPDATE (0: never). An honest client
-   * sends none (a mismatch with the document is OUT_OF_SYNC, not invalid), while each one costs
-   * the server a full decode of up to MAX_UPDATE_BYTES, and one that slips past the checks and
-   * fails while applying reloads the document for every editor.
+   * Audits refusals that may mean abuse, and closes a connection after `maxInvalidUpdates` INVALID_UPDATE
+   * (0: never): an honest client sends none, and each costs a full decode.
    * @param {string} event
    * @param {import('../../isomorphic/error-codes.js').ErrorBody} error
    */
@@ -87,7 +80,7 @@ class Connection {
   }
 
   /**
-   * An audit line for a refusal that may mean abuse, at most once per code per interval.
+   * At most once per code per interval.
    * @param {string} event
    * @param {import('../../isomorphic/error-codes.js').ErrorBody} error
    */
@@ -106,8 +99,7 @@ class Connection {
 const connectionOf = socket => /** @type {Connection} */ (connections.get(socket))
 
 /**
- * The document events (docs/PROTOCOL.md): join, leave, update, awareness. Returns what to call on
- * each new connection.
+ * The document events (docs/PROTOCOL.md); returns what to call on each new connection.
  * @param {RealtimeContext} ctx
  * @returns {(socket: import('socket.io').Socket) => void}
  */
@@ -135,10 +127,8 @@ export function docHandlers (ctx) {
       checkStateVector(sv, config.maxDocClients)
     }
     const { doc, editors, role } = await connection.joiner.join(docId, payload.token ?? socket.handshake.auth?.token)
-    // A reply holds the whole document: a client that asks for it again and again without reading
-    // what it is sent would have the server queue copies faster than the timer of slow consumers
-    // looks (hundreds in one turn of the event loop). Only what waits already counts, so one reply
-    // larger than the limit still goes to a client that reads.
+    // A reply holds the whole document: a client asking again and again without reading would have
+    // the server queue copies faster than the slow-consumer timer looks. Only what is queued counts.
     if (dropIfSlow(socket.conn, connection.unsentReplyBytes, slowConsumers)) {
       throw new AppError('RATE_LIMITED', 'the connection does not read what it is sent')
     }

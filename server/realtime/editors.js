@@ -2,10 +2,9 @@ import { CLOSE_REASONS, EVENTS } from '../../isomorphic/events.js'
 import { callAt } from './deadline.js'
 import { forgetAwareness, roomOf } from './room-relay.js'
 
-// Which socket holds which document, kept on both sides: the socket's memberships (what it joined,
-// its role and the awareness client ids it announced) and `doc.sockets` (who is editing). Every
-// join and leave goes through here so the two never disagree. Memberships live in a WeakMap rather
-// than `socket.data`, which Socket.IO serialises when other processes fetch sockets.
+// Which socket holds which document, on both sides: the socket's memberships and `doc.sockets`. Every
+// join and leave goes through here so the two never disagree. A WeakMap, not `socket.data`, which
+// Socket.IO serialises when other processes fetch sockets.
 
 /**
  * @typedef {import('../auth/access.js').Membership & {
@@ -24,10 +23,7 @@ const NO_EXPIRY = () => {}
 /** @type {WeakMap<import('socket.io').Socket, Map<string, Membership>>} */
 const memberships = new WeakMap()
 
-/**
- * @param {import('socket.io').Socket} socket
- * @returns {Map<string, Membership>}
- */
+/** @param {import('socket.io').Socket} socket @returns {Map<string, Membership>} */
 export function membershipsOf (socket) {
   let docs = memberships.get(socket)
   if (!docs) {
@@ -38,14 +34,13 @@ export function membershipsOf (socket) {
 }
 
 /**
- * Puts a socket in a document, in the seat its join took. A membership ends when its token
- * expires: the socket gets `doc:closed` with reason `expired` (a token checked only at join would
- * otherwise work for as long as the connection lasts).
+ * Puts a socket in a document, in the seat its join took, until its token expires (`doc:closed`,
+ * `expired`): a token checked only at join would work as long as the connection lasts.
  * @param {import('socket.io').Socket} socket
  * @param {import('../documents/live-doc.js').LiveDoc} doc
  * @param {import('../auth/access.js').Membership} access
  * @param {import('../documents/doc-registry.js').DocRegistry} registry
- * @param {Seats} seats where the seat goes back when the membership ends
+ * @param {Seats} seats where the seat goes back
  */
 export function attach (socket, doc, { role, user, tokenId, expiresAtMs }, registry, seats) {
   const cancelExpiry = expiresAtMs === null
@@ -57,11 +52,10 @@ export function attach (socket, doc, { role, user, tokenId, expiresAtMs }, regis
 }
 
 /**
- * Ends one socket's membership of a document, telling it why.
  * @param {import('socket.io').Socket} socket
  * @param {string} docId
  * @param {import('../documents/doc-registry.js').DocRegistry} registry
- * @param {string} reason one of CLOSE_REASONS
+ * @param {string} reason one of CLOSE_REASONS, sent in `doc:closed`
  */
 export function closeMembership (socket, docId, registry, reason) {
   if (!membershipsOf(socket).has(docId)) return
@@ -70,11 +64,11 @@ export function closeMembership (socket, docId, registry, reason) {
 }
 
 /**
- * Takes a socket out of a document; tells the remaining editors its cursors are gone.
+ * Takes a socket out of a document; the others are told its cursors are gone.
  * @param {import('socket.io').Socket} socket
  * @param {string} docId
  * @param {import('../documents/doc-registry.js').DocRegistry} registry
- * @returns {boolean} whether the socket had joined the document
+ * @returns {boolean} whether it had joined
  */
 export function detach (socket, docId, registry) {
   const memberships = membershipsOf(socket)
@@ -96,20 +90,16 @@ export function detach (socket, docId, registry) {
 }
 
 /**
- * Closes a document for every editor in this process: each gets `doc:closed` and leaves the room.
- * @param {import('../documents/doc-registry.js').DocRegistry} registry
- * @param {string} docId
- * @param {string} reason
+ * Closes a document for every editor in this process.
+ * @param {import('../documents/doc-registry.js').DocRegistry} registry @param {string} docId @param {string} reason
  */
 export function closeForEditors (registry, docId, reason) {
   closeFor(registry, docId, reason, () => true)
 }
 
 /**
- * Closes a document for the sockets in this process that joined it with a revoked token.
- * @param {import('../documents/doc-registry.js').DocRegistry} registry
- * @param {string} docId
- * @param {Revoked} revoked
+ * Closes a document for the sockets here that joined with a revoked token.
+ * @param {import('../documents/doc-registry.js').DocRegistry} registry @param {string} docId @param {Revoked} revoked
  */
 export function closeForHolders (registry, docId, { tokenId, user }) {
   closeFor(registry, docId, CLOSE_REASONS.REVOKED, membership =>

@@ -5,17 +5,15 @@ import { answerOkDirectly } from './direct-ack.js'
 import { docHandlers } from './doc-handlers.js'
 import { logRefusedConnections, watchedParser } from './refused-connections.js'
 
-// Headroom over `maxUpdateBytes` for the packet around an update, so an update just over the limit
-// gets a TOO_LARGE ACK; a frame larger still closes the connection at the transport. Long-polling
-// carries binary as base64 (4/3 the size), which the frame limit allows for too.
+// Headroom for the packet around an update, so one just over `maxUpdateBytes` gets a TOO_LARGE ACK
+// rather than a closed connection; long-polling's base64 (4/3) is allowed for too.
 const FRAME_OVERHEAD_BYTES = 64 * 1024
 
 /** @param {number} maxUpdateBytes */
 export const maxFrameBytes = maxUpdateBytes => Math.ceil(maxUpdateBytes * 4 / 3) + FRAME_OVERHEAD_BYTES
 
 /**
- * The Socket.IO server. Its adapter relays packets between processes and nothing more: documents and
- * sessions live in the stores, never in the adapter.
+ * The adapter relays packets between processes and nothing more: documents live in the stores.
  * @param {import('node:http').Server} httpServer
  * @param {object} options
  * @param {import('../config.js').Config} options.config
@@ -30,13 +28,13 @@ export function createIo (httpServer, { config, corsOrigin, localOnly = false, a
   const io = new Server(httpServer, {
     serveClient: false,
     parser: watched.parser,
-    // Without sticky sessions (PM2's balancer has none) a long-polling client's requests land on
-    // different workers; a cluster serves WebSocket only and refuses polling with a 400.
+    // Without sticky sessions (PM2 has none) polling requests land on different workers: a cluster
+    // serves WebSocket only.
     transports: /** @type {import('socket.io').ServerOptions['transports']} */ (config.transports),
     maxHttpBufferSize: maxFrameBytes(config.maxUpdateBytes),
     cors: { origin: corsHeaderOf(corsOrigin) },
-    // CORS headers only guard long-polling; a browser opens a WebSocket from any page. So the Origin
-    // a browser sends is checked against the same allow-list (clients without one are not browsers).
+    // CORS guards only long-polling; a browser opens a WebSocket from any page, so its Origin is
+    // checked against the same allow-list.
     allowRequest: (req, callback) => {
       callback(null, hostAllowed(localOnly, req.headers.host) && originAllowed(corsOrigin, req.headers.origin, req.headers.host))
     },
@@ -46,11 +44,7 @@ export function createIo (httpServer, { config, corsOrigin, localOnly = false, a
   return io
 }
 
-/**
- * Serves document events on every new connection.
- * @param {import('socket.io').Server} io
- * @param {import('./doc-handlers.js').RealtimeContext} ctx
- */
+/** @param {import('socket.io').Server} io @param {import('./doc-handlers.js').RealtimeContext} ctx */
 export function handleConnections (io, ctx) {
   const { logger, relayOptions } = ctx
   const register = docHandlers(ctx)

@@ -12,12 +12,11 @@ import { attach, closeMembership, detach } from './editors.js'
  */
 
 /**
- * How one connection joins documents: `join(docId, token)` lets it into a document it has not
- * joined, or refreshes one it holds, and resolves with the document, the room's editors
- * cluster-wide and the role granted. The reply (state, state vector, cursors) is the handler's.
+ * How one connection joins documents: `join` lets it into a document, or refreshes one it holds, and
+ * resolves with the document, the editors cluster-wide and the role; the reply is the handler's.
  */
 export class Joiner {
-  /** Joins of documents not yet held that are still in flight. */
+  /** Joins of documents not held yet, still in flight. */
   #joining = 0
 
   /**
@@ -27,21 +26,15 @@ export class Joiner {
     this.connection = connection
   }
 
-  /**
-   * @param {string} docId
-   * @param {unknown} token the join's own, else the handshake's
-   * @returns {Promise<Joined>}
-   */
+  /** @param {string} docId @param {unknown} token the join's own, else the handshake's @returns {Promise<Joined>} */
   async join (docId, token) {
     const joined = this.connection.memberships.get(docId)
     return joined ? this.#rejoin(joined) : this.#admit(docId, token)
   }
 
   /**
-   * Joins still in flight count against `maxDocsPerSocket`: concurrent joins would otherwise all
-   * pass the check before any of them is attached.
-   * @param {string} docId
-   * @param {unknown} token
+   * Joins in flight count against `maxDocsPerSocket`, or concurrent ones would all pass the check.
+   * @param {string} docId @param {unknown} token
    */
   async #admit (docId, token) {
     const { maxDocsPerSocket } = this.connection.ctx.config
@@ -57,10 +50,8 @@ export class Joiner {
   }
 
   /**
-   * The token must open the document, the session exist, the document load, a seat be free in the
-   * session and for the user (taken cluster-wide in one step, so racing joins cannot both have the
-   * last one), and the copy here be current. The socket enters the room before the state it is
-   * sent is read: from then on every update reaches it either in that state or as a broadcast
+   * Token, session, load, seat (taken cluster-wide in one step), then a current copy. The socket enters
+   * the room before its state is read, so every update reaches it in that state or as a broadcast
    * (both, at worst, which Yjs ignores).
    * @param {string} docId
    * @param {unknown} token
@@ -87,19 +78,16 @@ export class Joiner {
       if (raced) return this.#rejoin(raced)
       throw new AppError('BAD_REQUEST', 'disconnected while joining')
     }
-    // The copy may have been dropped meanwhile (a refused write, a session deleted): its editors
-    // were told to leave or rejoin, and a socket attached to it now would hear from no one.
+    // A copy dropped meanwhile: a socket attached to it now would hear from no one.
     if (registry.get(docId) !== doc) {
       cluster.seats.free(docId, grant)
       throw droppedWhileJoining(docId)
     }
     attach(socket, doc, grant, registry, cluster.seats)
     try {
-      // A revocation stored while this join was on its way closed only the sockets attached by
-      // then; from here on it reaches this one too. Asking again covers the time in between.
+      // A revocation stored during the join closed only the sockets attached by then: ask again.
       await access.authorize(token, docId)
-      // Subscribed only while the copy is the registry's: dropping it unsubscribes, and a
-      // subscription made after that would be kept by no one.
+      // Subscribed only while the copy is the registry's: one made after it was dropped leaks.
       if (memberships.get(docId)?.doc !== doc || registry.get(docId) !== doc) throw droppedWhileJoining(docId)
       await cluster.docSubscribed(docId)
       await catchUp(doc, logger)
@@ -138,8 +126,7 @@ export class Joiner {
   }
 
   /**
-   * A join of a document the socket already holds: fresh state, no second seat, and the end of a
-   * membership whose token has expired.
+   * Fresh state, no second seat; ends a membership whose token has expired.
    * @param {Membership} membership
    * @returns {Promise<Joined>}
    */
@@ -160,8 +147,8 @@ export class Joiner {
 }
 
 /**
- * Refuses bytes that are not a state vector, and one of more clients than a document may hold,
- * from its first number, before decoding the rest.
+ * Refuses what is not a state vector, or one of more clients than a document may hold (read from
+ * its first number, before decoding the rest).
  * @param {Uint8Array} sv
  * @param {number} maxDocClients
  */

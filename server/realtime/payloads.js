@@ -1,13 +1,9 @@
 import { AppError } from '../errors.js'
 import { isDocId } from '../../isomorphic/ids.js'
 
-// Checks for socket event payloads. They run on every update, so they are plain comparisons rather
-// than a schema library.
+// Plain comparisons rather than a schema library: they run on every update.
 
-/**
- * @param {unknown} payload
- * @returns {string} the document id
- */
+/** @param {unknown} payload @returns {string} the document id */
 export function docIdOf (payload) {
   if (!isPlainObject(payload)) {
     throw new AppError('BAD_REQUEST', 'payload must be an object')
@@ -20,11 +16,8 @@ export function docIdOf (payload) {
 }
 
 /**
- * A binary field, at most `maxBytes` long. A MessagePack Socket.IO client sends bytes in one of two
- * forms, and both are taken: MessagePack `bin` (what Tandem's parser writes, and any MessagePack
- * library writes for a byte array; decoded as a view of the frame), and notepack.io's ArrayBuffer
- * extension (ext type 0; socket.io-msgpack-parser writes it on Node for a Uint8Array that is not a
- * Buffer, such as what Yjs returns; decoded as an ArrayBuffer).
+ * Takes MessagePack `bin` (a view of the frame) and notepack.io's ArrayBuffer extension (ext type 0,
+ * which socket.io-msgpack-parser writes for a Uint8Array that is not a Buffer).
  * @param {any} payload an object already checked by `docIdOf`
  * @param {string} field
  * @param {number} maxBytes
@@ -43,8 +36,7 @@ export function binaryOf (payload, field, maxBytes) {
 }
 
 /**
- * What a decoded value is, in MessagePack's terms, for a refusal: a client whose library encodes
- * bytes some other way learns what the server received.
+ * In MessagePack's terms, so a client whose library encodes bytes otherwise learns what arrived.
  * @param {unknown} value
  */
 function describeValue (value) {
@@ -58,15 +50,13 @@ function describeValue (value) {
     return `an array of ${value.length} items`
   }
   if (value instanceof Date) return 'a timestamp'
-  // A Uint8Array a client library encoded as an object of its indices (notepack's browser build does
-  // that to any typed array).
+  // notepack's browser build encodes any typed array so.
   if (isPlainObject(value)) return `a map of ${Object.keys(value).length} keys`
   return 'a value of another kind'
 }
 
-// Types are checked exactly, own fields of a plain object and real byte arrays: a value whose
-// prototype was set by a decoder (`{ __proto__: <bin> }` passes `instanceof Uint8Array` yet throws on
-// `.byteLength`) must not pass, whichever parser decoded it.
+// Exact checks: `{ __proto__: <bin> }` from a decoder passes `instanceof Uint8Array` yet throws on
+// `.byteLength`.
 
 /** @param {unknown} value @returns {value is Record<string, unknown>} */
 function isPlainObject (value) {

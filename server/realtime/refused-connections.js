@@ -1,13 +1,10 @@
-// Connections the server turns away before any handler sees them: Engine.IO refuses a handshake
-// (unknown transport, a disallowed Origin, a bad session id) or a frame does not decode with Tandem's
-// parser (a client on Socket.IO's default parser, which then sees only `transport close` and
-// reconnects forever). Without this nothing is logged on either side; with it, one line per
-// connection says why.
+// Connections turned away before any handler sees them (a refused handshake, a frame Tandem's parser
+// cannot decode: a client on Socket.IO's default parser sees only `transport close`). Otherwise
+// nothing is logged on either side; here one line per connection says why.
 
 /**
- * @param {{ Encoder: any, Decoder: any }} parser the parser Socket.IO is given
- * @returns {{ parser: { Encoder: any, Decoder: any }, takeFailure: () => Error | null }} the same
- *   parser, whose decoders record a failure for `takeFailure` to collect
+ * @param {{ Encoder: any, Decoder: any }} parser
+ * @returns {{ parser: { Encoder: any, Decoder: any }, takeFailure: () => Error | null }} the same parser, recording decode failures
  */
 export function watchedParser (parser) {
   /** @type {Error | null} */
@@ -34,7 +31,6 @@ export function watchedParser (parser) {
 }
 
 /**
- * Logs one warning per refused connection, with the reason.
  * @param {import('socket.io').Server} io
  * @param {ReturnType<typeof watchedParser>} watched the parser `io` was created with
  * @param {import('pino').Logger} logger
@@ -46,8 +42,7 @@ export function logRefusedConnections (io, watched, logger) {
   /** Connections whose refused frame was logged: one line per connection. @type {WeakSet<object>} */
   const logged = new WeakSet()
   /**
-   * Socket.IO's own 'data' listener was added first and has decoded (or failed to decode) this
-   * frame synchronously by the time this one runs; the failure closes the connection.
+   * Socket.IO's own 'data' listener, added first, has decoded the frame (or failed) by now.
    * @this {any} the Engine.IO connection
    */
   function afterData () {

@@ -4,11 +4,8 @@ import { EVENT, PacketTemplate } from '../../isomorphic/parser.js'
 import { webSocketFrameOf } from './write-frame.js'
 
 /**
- * Rooms of fewer editors than this get every update at once, however busy. Gathering saves writes
- * only where a room's updates meet in one turn: at 600 editors in rooms of 5, 2-3 % of updates
- * waited for the turn's end, few of them merged with another, and the waits were the latency
- * tail, while every send paid for scheduling a flush. Rooms of 10 at the same load had shorter
- * tails gathering (docs/PERFORMANCE.md, "Small rooms send every update at once").
+ * Rooms of fewer editors get every update at once, however busy: gathering pays only where a room's
+ * updates meet in one turn (docs/PERFORMANCE.md, "Small rooms send every update at once").
  */
 const GATHER_FROM_EDITORS = 8
 
@@ -21,7 +18,7 @@ export const roomOf = docId => `doc:${docId}`
 const relays = new WeakMap()
 
 /**
- * The relay of a document, made on first use.
+ * Made on first use.
  * @param {import('../documents/live-doc.js').LiveDoc} doc
  * @param {import('socket.io').Namespace} nsp
  * @param {RelayOptions} options
@@ -36,7 +33,7 @@ export function relayOf (doc, nsp, options) {
 }
 
 /**
- * Tells a document's relay that these awareness clients are gone (their removal was sent).
+ * These awareness clients are gone (their removal was sent).
  * @param {import('../documents/live-doc.js').LiveDoc} doc
  * @param {Iterable<number>} clientIds
  */
@@ -45,25 +42,18 @@ export function forgetAwareness (doc, clientIds) {
 }
 
 /**
- * Sends a document's updates and awareness to its room, so that a busy room costs one message per
- * turn rather than one per update per editor.
- *
- * Updates: a quiet room, or one of fewer than GATHER_FROM_EDITORS editors, gets an update at once,
- * without its sender, or the updates its document applied together as one merged update to
- * everyone. In a larger room, until a flush finds nothing new, further updates are gathered and
- * sent together as one merged update (Y.mergeUpdates), encoded once for the whole room: at the end
- * of the event loop's turn, or, for a room whose sends take a millisecond or more, after as long as
- * the last send took. A merged update may hold the recipient's own edits; Yjs skips what it already
- * has (y-websocket servers echo every update).
- *
- * Awareness: the latest state of each client that changed is sent at most once per
- * `awarenessIntervalMs` per room, all of them in one message; a quiet room's first change goes out
- * at once. Removals of departed clients do not wait (editors.js sends them).
+ * The room relay: sends a document's updates and awareness to its editors in this process, so a busy
+ * room costs one message per turn rather than one per update per editor. A quiet or small room gets
+ * each update at once, without its sender. A larger one gathers them until a send finds nothing new
+ * and sends them as one `Y.mergeUpdates`, encoded once: at the end of the turn, or after
+ * `fanOutSpacing` times the last send's duration. A merged update may hold a recipient's own edits;
+ * Yjs skips what it has. Awareness goes at most once per `awarenessIntervalMs`, the latest state of
+ * each changed client in one message; removals do not wait (editors.js sends them).
  */
 export class RoomRelay {
   /** @type {Uint8Array[] | null} updates gathered this turn; null while the room is quiet */
   #updates = null
-  /** @type {Set<number>} awareness clients changed since the last flush */
+  /** @type {Set<number>} awareness clients changed since the last send */
   #changed = new Set()
   #awarenessTimer = /** @type {NodeJS.Timeout | undefined} */ (undefined)
   #awarenessSentAt = -Infinity
@@ -84,18 +74,16 @@ export class RoomRelay {
   }
 
   /**
-   * Sends an update to the document's editors in this process (other processes hear of it from the
-   * store's feed, once it is stored).
+   * Other processes hear of it from the feed once it is stored.
    * @param {Uint8Array} update applied to the document
-   * @param {import('socket.io').Socket} [sender] the editor it came from, if any: it has it already
+   * @param {import('socket.io').Socket} [sender] the editor it came from: it has it already
    */
   update (update, sender) {
     this.updates([{ update, sender }])
   }
 
   /**
-   * Sends updates applied together (a turn's, LiveDoc.take). A quiet or small room gets them at
-   * once: one alone without its sender, several as one merged update to every editor.
+   * Updates applied together (a turn's, LiveDoc.take).
    * @param {{ update: Uint8Array, sender?: import('socket.io').Socket }[]} applied
    */
   updates (applied) {
@@ -110,11 +98,11 @@ export class RoomRelay {
     const started = performance.now()
     this.#sendApplied(applied)
     this.#updates = []
-    this.#scheduleFlush(performance.now() - started)
+    this.#scheduleSend(performance.now() - started)
   }
 
   /**
-   * One update alone without its sender, several as one merged update to every editor.
+   * One alone without its sender, several as one merged update to every editor.
    * @param {{ update: Uint8Array, sender?: import('socket.io').Socket }[]} applied
    */
   #sendApplied (applied) {
@@ -123,19 +111,17 @@ export class RoomRelay {
   }
 
   /**
-   * The next flush waits `fanOutSpacing` times as long as the last send took (at least until the next
-   * turn): a send to a large room is costly, and the updates gathered meanwhile share the next one,
-   * so a busy room's fan-out keeps to a bounded share of the event loop whatever its size. A small
-   * room, whose sends take microseconds, is flushed every turn.
+   * A send to a large room is costly, so the next waits `fanOutSpacing` times as long (at least a
+   * turn), keeping a busy room's fan-out to a bounded share of the event loop.
    * @param {number} sendMs
    */
-  #scheduleFlush (sendMs) {
+  #scheduleSend (sendMs) {
     const waitMs = sendMs * this.fanOutSpacing
-    if (waitMs < 1) setImmediate(this.#flushUpdates)
-    else setTimeout(this.#flushUpdates, waitMs)
+    if (waitMs < 1) setImmediate(this.#sendGathered)
+    else setTimeout(this.#sendGathered, waitMs)
   }
 
-  #flushUpdates = () => {
+  #sendGathered = () => {
     const updates = /** @type {Uint8Array[]} */ (this.#updates)
     if (updates.length === 0) {
       this.#updates = null
@@ -144,7 +130,7 @@ export class RoomRelay {
     this.#updates = []
     const started = performance.now()
     this.#sendMerged(updates)
-    this.#scheduleFlush(performance.now() - started)
+    this.#scheduleSend(performance.now() - started)
   }
 
   /** @param {Uint8Array[]} updates sent as one, to every editor */
@@ -154,10 +140,8 @@ export class RoomRelay {
   }
 
   /**
-   * Writes an update to each editor of the document in this process, encoded and framed once (the
-   * room's template encodes only the update's bytes after the rest of the packet's). The document's
-   * own set of sockets is the room here: the room's broadcast (a broadcast operator per send, the
-   * adapter's walk of the room) cost 6 % more CPU per delivery in rooms of 5 (docs/PERFORMANCE.md).
+   * Framed once for every editor here, from the document's own set of sockets rather than a room
+   * broadcast (docs/PERFORMANCE.md, "Updates written straight to the room's editors").
    * @param {Uint8Array} update
    * @param {import('socket.io').Socket} [sender] left out
    */
@@ -178,16 +162,16 @@ export class RoomRelay {
     for (const { clientId } of entries) this.#changed.add(clientId)
     if (this.#awarenessTimer) return
     const wait = this.#awarenessSentAt + this.awarenessIntervalMs - performance.now()
-    if (wait <= 0) this.#flushAwareness()
-    else this.#awarenessTimer = setTimeout(this.#flushAwareness, wait)
+    if (wait <= 0) this.#sendAwareness()
+    else this.#awarenessTimer = setTimeout(this.#sendAwareness, wait)
   }
 
-  /** Departed clients: their removal has been sent, nothing of them is still to go. @param {Iterable<number>} clientIds */
+  /** Departed clients, whose removal was sent. @param {Iterable<number>} clientIds */
   forget (clientIds) {
     for (const clientId of clientIds) this.#changed.delete(clientId)
   }
 
-  #flushAwareness = () => {
+  #sendAwareness = () => {
     this.#awarenessTimer = undefined
     if (this.#changed.size === 0) return
     const update = this.doc.awareness.encode(this.#changed)

@@ -1,12 +1,8 @@
-/** How often every connection's send queue is measured, in ms. */
 const CHECK_INTERVAL_MS = 500
 
 /**
- * Drops connections that stop reading. Socket.IO queues what it cannot write yet (the engine's
- * write buffer, and the WebSocket's own), and a client that never reads would grow that queue by
- * every broadcast of its rooms. Twice a second each connection's queue is measured; past
- * `maxBufferedBytes` the connection is closed and its queue released. Other editors never wait for
- * it: broadcasts only enqueue.
+ * Drops connections that stop reading: Socket.IO queues what it cannot write, and a client that never
+ * reads would grow that queue by every broadcast. Other editors never wait for it.
  * @param {import('socket.io').Server} io
  * @param {object} deps
  * @param {number} deps.maxBufferedBytes
@@ -25,9 +21,8 @@ export function dropSlowConsumers (io, { maxBufferedBytes, metrics, audit }) {
 }
 
 /**
- * Drops a connection for which the server holds more than `maxBufferedBytes`, counting `unsentBytes`
- * about to be queued: what Engine.IO holds, and what its WebSocket holds that the kernel has not
- * taken yet. Called by the timer, and before a reply as large as a document is built.
+ * Past `maxBufferedBytes` held in Engine.IO and in its WebSocket, counting `unsentBytes` about to be
+ * queued (a join reply as large as a document).
  * @param {any} conn an Engine.IO connection
  * @param {number} unsentBytes
  * @param {{ maxBufferedBytes: number, metrics: import('../metrics.js').Metrics, audit: import('../audit.js').Audit }} deps
@@ -38,8 +33,7 @@ export function dropIfSlow (conn, unsentBytes, { maxBufferedBytes, metrics, audi
   if (buffered <= maxBufferedBytes) return false
   audit.refused('socket.slow-consumer', { ip: conn.remoteAddress, engine: conn.id, bufferedBytes: buffered })
   metrics.slowConsumers.inc()
-  // A WebSocket is destroyed outright: a polite close would queue its close frame behind the
-  // data the client is not reading, and hold both for the close timeout (30 s).
+  // Destroyed outright: a close frame would queue behind the unread data until the close timeout.
   const ws = conn.transport?.socket
   if (typeof ws?.terminate === 'function') ws.terminate()
   else conn.close(true)

@@ -9,16 +9,11 @@ export const OK = Object.freeze({ ok: /** @type {const} */ (true) })
  */
 
 /**
- * The one ACK discipline for socket events: the event must carry an ACK callback; the handler's
- * result is sent as `{ ok: true, ...result }` (a handler with nothing to add returns nothing, and the
- * shared OK goes out: no object per update) and any error as `{ ok: false, error: { code, message } }`,
- * exactly once. Unexpected errors are logged and reach the client only as INTERNAL.
- *
- * The listener is one for every socket: Socket.IO calls it with the socket as `this`, and the
- * handler gets that socket's connection (`connectionOf`) rather than closing over it.
- *
- * With `optional`, an event without a callback is handled all the same and its refusals counted:
- * for fire-and-forget events (cursor moves, superseded by the next one), answered only when asked.
+ * The one ACK discipline: the event must carry a callback, answered exactly once with
+ * `{ ok: true, ...result }` (the shared OK when there is nothing to add) or
+ * `{ ok: false, error: { code, message } }`; unexpected errors reach the client only as INTERNAL. One
+ * listener for every socket (called with it as `this`). `optional`: fire-and-forget events (cursor
+ * moves) are handled without a callback too.
  * @template {AckedConnection} C
  * @param {string} event
  * @param {(connection: C, payload: any) => Promise<object | void> | object | void} handler
@@ -52,11 +47,7 @@ export function withAck (event, handler, { metrics, connectionOf }, { optional =
   }
 }
 
-/**
- * @param {string} event
- * @param {unknown} err
- * @param {import('../metrics.js').Metrics} metrics
- */
+/** @param {string} event @param {unknown} err @param {import('../metrics.js').Metrics} metrics */
 export function refusal (event, err, metrics) {
   const error = errorBody(err)
   metrics.refusals.inc({ code: error.code, event })

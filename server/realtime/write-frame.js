@@ -1,21 +1,10 @@
-// Writes an encoded packet to one editor. Over WebSocket, with nothing waiting in Engine.IO, the
-// frame goes to the WebSocket at once, past Engine.IO's own path (a packet object, its events, the
-// write buffer and its flush): docs/PERFORMANCE.md, "Frames written to the WebSocket directly".
-// Anything else goes through Engine.IO, which keeps the order of what it holds: long-polling, an
-// upgrade under way, packets waiting for a send in progress to finish. What Engine.IO holds for a
-// socket is always written before the next frame that comes here, so a socket's frames keep their
-// order. Nor does a frame go directly while the WebSocket still holds bytes the kernel has not
-// taken (a client that stopped reading): Engine.IO then queues what follows in its write buffer,
-// where slow-consumers.js finds it, rather than the socket's own buffer growing without bound.
-//
-// A packet is framed for WebSocket once, however many editors it goes to (`webSocketFrameOf`): the
-// frame, header and packet in one buffer, is handed to ws's `sendFrame` as Engine.IO hands its
-// pre-encoded broadcasts, one write per editor, where ws's `send` framed it again for each editor,
-// with a header of its own, written with the packet in two.
-//
-// The direct path reads internals of Engine.IO and ws (DIRECT_WRITE_ASSUMPTIONS) that a minor
-// release may change: a writer checks them on the first WebSocket it writes to and, if one fails,
-// warns once naming it and writes every frame through Engine.IO's public `write`, as Socket.IO does.
+// Writes a packet, framed once for all its editors, to one editor. Over WebSocket with nothing held
+// in Engine.IO, the frame goes straight to ws's `sendFrame` (docs/PERFORMANCE.md, "Frames written to
+// the WebSocket directly"); otherwise through Engine.IO, which keeps the order of what it holds.
+// Nor does it go directly while the WebSocket holds bytes the kernel has not taken: Engine.IO's
+// buffer then grows instead, where slow-consumers.js measures it. The direct path relies on
+// internals (DIRECT_WRITE_ASSUMPTIONS), checked on the first WebSocket; if one fails, every frame
+// goes through Engine.IO's public `write`.
 
 /** ws's readyState of an open WebSocket. */
 const WS_OPEN = 1
@@ -25,8 +14,7 @@ const FIN_BINARY = 0x82
 /** @typedef {(socket: import('socket.io').Socket, frame: Buffer) => void} WriteFrame */
 
 /**
- * What the direct path takes for granted of an Engine.IO connection over WebSocket and of its ws
- * WebSocket, none of it public API, each with the check that it still holds.
+ * What the direct path takes for granted of Engine.IO and ws, none of it public API, each with its check.
  * @type {ReadonlyArray<readonly [assumption: string, holds: (conn: any) => boolean]>}
  */
 export const DIRECT_WRITE_ASSUMPTIONS = Object.freeze([
@@ -39,11 +27,7 @@ export const DIRECT_WRITE_ASSUMPTIONS = Object.freeze([
   ['ws Sender#sendFrame([frame]) writes the frame as it is, at once', conn => writesAsIs(conn.transport.socket._sender)]
 ])
 
-/**
- * The first assumption of the direct path that a connection over WebSocket breaks, or null.
- * @param {any} conn an Engine.IO connection whose transport is `websocket`
- * @returns {string | null}
- */
+/** @param {any} conn an Engine.IO connection over WebSocket @returns {string | null} the first assumption it breaks */
 export function directWriteProblem (conn) {
   for (const [assumption, holds] of DIRECT_WRITE_ASSUMPTIONS) {
     try {
@@ -56,8 +40,8 @@ export function directWriteProblem (conn) {
 }
 
 /**
- * Whether a Sender of this one's class hands `sendFrame([frame])` to its socket unchanged, in one
- * synchronous write: tried on a Sender of its own over a stand-in socket, never the editor's.
+ * Whether `sendFrame([frame])` writes it unchanged in one synchronous write, tried on a Sender of
+ * its own over a stand-in socket.
  * @param {any} sender
  */
 function writesAsIs (sender) {
@@ -69,11 +53,7 @@ function writesAsIs (sender) {
   return written.length === 1 && Buffer.isBuffer(written[0]) && frame.equals(written[0])
 }
 
-/**
- * A packet's bytes as one unmasked binary WebSocket frame.
- * @param {Uint8Array} packet one packet, encoded by the server's parser
- * @returns {Buffer}
- */
+/** One unmasked binary WebSocket frame. @param {Uint8Array} packet encoded by the server's parser @returns {Buffer} */
 export function webSocketFrameOf (packet) {
   const length = packet.byteLength
   const headerLength = length < 126 ? 2 : length < 0x10000 ? 4 : 10
@@ -100,7 +80,7 @@ function packetOf (frame) {
 }
 
 /**
- * The writer of one server's frames (from `webSocketFrameOf`), direct while the assumptions hold.
+ * Direct while the assumptions hold.
  * @param {import('pino').Logger} logger told, once, of the assumption that failed
  * @returns {WriteFrame}
  */

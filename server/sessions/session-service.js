@@ -4,18 +4,14 @@ import { AppError, fromStorage } from '../errors.js'
 import { TEXT_NAME } from '../../isomorphic/events.js'
 import { languageOf } from './language-of.js'
 
-/**
- * Session lifecycle for the REST API: one session = one shared document with the same id.
- * Stored records hold the settings; `editors` is live and added when a session is shown.
- */
+/** Sessions for the REST API: one session, one document with the same id; `editors` is live. */
 export class SessionService {
   /**
    * @param {object} deps
    * @param {import('../storage/session-store.js').SessionStore} deps.store
    * @param {import('../storage/doc-store.js').DocStore} deps.docStore
    * @param {import('../documents/doc-registry.js').DocRegistry} deps.registry
-   * @param {import('../realtime/cluster.js').Cluster} deps.cluster closes documents and counts
-   *   editors across processes
+   * @param {import('../realtime/cluster.js').Cluster} deps.cluster
    * @param {{ defaultMaxEditors: number }} deps.config
    */
   constructor ({ store, docStore, registry, cluster, config }) {
@@ -77,9 +73,7 @@ export class SessionService {
   }
 
   /**
-   * Closes the session for its editors everywhere, deletes its document, then its record. The record
-   * goes last: a deletion that fails halfway (storage refusing a write) answers 503 and can be
-   * retried until it is whole, where a record deleted first left a document no retry could reach.
+   * The record goes last: a deletion that fails halfway answers 503 and can be retried until whole.
    * @param {string} id
    */
   async delete (id) {
@@ -89,21 +83,14 @@ export class SessionService {
     await fromStorage(this.store.delete(id))
   }
 
-  /**
-   * The sessions as the API shows them, with their live editor counts.
-   * @param {import('../storage/session-store.js').SessionRecord[]} records
-   */
+  /** @param {import('../storage/session-store.js').SessionRecord[]} records */
   async #withEditors (records) {
     const counts = await this.cluster.editorCounts(records.map(record => record.id))
     return records.map((record, i) => present(record, counts[i]))
   }
 }
 
-/**
- * A session as the API shows it.
- * @param {import('../storage/session-store.js').SessionRecord} record
- * @param {number} editors
- */
+/** @param {import('../storage/session-store.js').SessionRecord} record @param {number} editors */
 function present ({ id, name, language, maxEditors, createdAt, updatedAt }, editors) {
   return { id, name, language, maxEditors, editors, createdAt, updatedAt }
 }

@@ -22,12 +22,9 @@ import { closeRedis, connectRedis, isReady } from './redis.js'
  * @property {import('./session-store.js').SessionStore} sessionStore
  * @property {import('./seats.js').Seats} seats who holds a seat in which session
  * @property {any} [adapter] the Socket.IO adapter constructor; absent = the in-memory default
- * @property {import('./redis.js').RedisClient} [limitStore] where per-IP rate limits are counted, so
- *   they hold across processes; absent = in memory
- * @property {import('./redis-doc-feed.js').RedisDocFeed} [feed] how processes sharing Redis
- *   tell each other of stored writes; absent in one process
- * @property {() => boolean} [adapterReady] whether the adapter's Redis connections are up, so other
- *   processes can be asked (cluster.js); absent in one process
+ * @property {import('./redis.js').RedisClient} [limitStore] where per-IP rate limits are counted; absent = in memory
+ * @property {import('./redis-doc-feed.js').RedisDocFeed} [feed] absent in one process
+ * @property {() => boolean} [adapterReady] whether other processes can be asked (cluster.js); absent in one process
  * @property {() => boolean} isReady
  * @property {() => Promise<void>} close
  */
@@ -35,8 +32,7 @@ import { closeRedis, connectRedis, isReady } from './redis.js'
 const SHARDED_PREFIX = 'tandem'
 
 /**
- * Chooses storage and broadcast at start-up: embedded LevelDB in one process, or Redis for
- * sessions, documents and the Socket.IO adapter when REDIS_URL or REDIS_CLUSTER_NODES is set.
+ * Embedded LevelDB in one process, or Redis for everything when REDIS_URL or REDIS_CLUSTER_NODES is set.
  * @param {import('../config.js').Config} config
  * @param {import('pino').Logger} logger
  * @param {import('./storage-health.js').StorageHealth} health told of every failed write
@@ -69,10 +65,8 @@ export async function openBackend (config, logger, health) {
     }
   }
 
-  // Three connections: stored updates, published broadcasts and subscriptions. A broadcast must not
-  // queue behind a batch of XADDs on a shared connection: the sharded adapter delivers even to local
-  // sockets only once its SPUBLISH has been answered.
-  // Connected together, so a Redis that is down at start-up costs one ready timeout, not three.
+  // Three connections: a broadcast must not queue behind XADDs, since the sharded adapter delivers even
+  // to local sockets only once its SPUBLISH is answered. Connected together: one ready timeout, not three.
   const [data, publisher, subscriber] = await Promise.all([
     connectRedis(config, 'data', logger),
     connectRedis(config, 'pub', logger),
@@ -85,8 +79,7 @@ export async function openBackend (config, logger, health) {
       throw err
     })
   }
-  // The classic adapter publishes without handling a rejected promise; during a Redis outage that
-  // would be an unhandled rejection, so its publisher logs and swallows failures instead.
+  // The classic adapter leaves a failed publish unhandled; its publisher logs and swallows it instead.
   const sharded = config.redisAdapter === 'sharded'
   const adapter = sharded
     ? createShardedAdapter(publisher, subscriber, { channelPrefix: SHARDED_PREFIX })
@@ -126,10 +119,7 @@ function redisWhere (client) {
   return options.host ? `${options.host}:${options.port}` : 'cluster'
 }
 
-/**
- * @param {import('./redis.js').RedisClient} client
- * @param {import('pino').Logger} logger
- */
+/** @param {import('./redis.js').RedisClient} client @param {import('pino').Logger} logger */
 function publishingSafely (client, logger) {
   return new Proxy(client, {
     get (target, property) {

@@ -4,10 +4,9 @@ import { join } from 'node:path'
 import { StartError } from '../exit-codes.js'
 import { checkLog } from './level-log.js'
 
-// What DATA_DIR holds before LevelDB opens it. LevelDB repairs quietly what it can: without CURRENT
-// it creates an empty database beside the old files (the server then answered 404 for every
-// session), and it drops a damaged log record and deletes the log. Both are refused here while
-// the files are still as they were, with what is wrong, where, and how to repair it.
+// LevelDB repairs quietly what it can: without CURRENT it creates an empty database beside the old
+// files, and it drops a damaged log record and deletes the log. Both are refused here, while the
+// files are still as they were, with how to repair them.
 
 /** Written by a clean stop, removed once the next start has opened the database. */
 export const STOPPED_FILE = 'TANDEM-STOPPED'
@@ -15,7 +14,7 @@ export const STOPPED_FILE = 'TANDEM-STOPPED'
 const LEVEL_FILE = /^(CURRENT|MANIFEST-\d+|\d+\.(log|ldb|sst))$/
 
 /**
- * Makes sure DATA_DIR can hold a database and that the one it holds is whole.
+ * Checks that DATA_DIR can hold a database and that the one it holds is whole.
  * @param {string} dataDir
  * @param {import('pino').Logger} logger
  * @returns {Promise<{ exists: boolean }>} whether it already holds a database
@@ -54,9 +53,8 @@ export async function inspectDataDir (dataDir, logger) {
       { offset: damage.offset, droppedBytes: damage.bytes, records })
     }
     if (tornBytes === 0) continue
-    // A write cut short (a full disk, a lost machine) leaves an incomplete last record, and so does
-    // damage since (a truncated file): possibly acknowledged, but all that is left of it. After a
-    // clean stop nothing is cut short: the file was damaged since.
+    // An incomplete last record is a write cut short (possibly acknowledged, all that is left of it), or,
+    // after a clean stop, damage since.
     if (stopped) {
       throw corrupt(dataDir, name, `the write-ahead log ${name} ends in an incomplete record (${tornBytes} bytes) although the ` +
         'server stopped cleanly: it was truncated since. Restore DATA_DIR from a backup, or to start without that record, ' +
@@ -68,7 +66,7 @@ export async function inspectDataDir (dataDir, logger) {
   return { exists: true }
 }
 
-/** Records a clean stop, so a log found cut short at the next start is known to be damage. @param {string} dataDir */
+/** So a log found cut short at the next start is known to be damage. @param {string} dataDir */
 export function markStopped (dataDir) {
   return writeFile(join(dataDir, STOPPED_FILE), `${new Date().toISOString()}\n`)
 }
@@ -78,20 +76,12 @@ export function clearStopped (dataDir) {
   return rm(join(dataDir, STOPPED_FILE), { force: true })
 }
 
-/**
- * @param {string} dataDir
- * @param {string} file
- * @param {string} message
- * @param {Record<string, unknown>} [details]
- */
+/** @param {string} dataDir @param {string} file @param {string} message @param {Record<string, unknown>} [details] */
 function corrupt (dataDir, file, message, details = {}) {
   return new StartError('STORAGE_CORRUPT', message, { dataDir, file, ...details })
 }
 
-/**
- * @param {string} dataDir
- * @param {NodeJS.ErrnoException} err
- */
+/** @param {string} dataDir @param {NodeJS.ErrnoException} err */
 function unusable (dataDir, err) {
   if (err.code === 'ENOSPC') return new StartError('STORAGE_FULL', `DATA_DIR ${dataDir} is on a full filesystem: free space, then start again`, { dataDir, cause: err.message })
   return new StartError('DATA_DIR_UNUSABLE', `DATA_DIR ${dataDir} cannot be used (${err.code}): make it a writable directory`, { dataDir, cause: err.message })

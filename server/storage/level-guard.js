@@ -1,13 +1,9 @@
 import { AppError } from '../errors.js'
 import { logDamagedTables } from './level-tables.js'
 
-// LevelDB keeps taking writes after one fails: a failed append can leave half a record in its log,
-// and it locks itself into an error state only after a failed sync. Records written after the half
-// one are dropped as corrupt the next time the database opens (after a crash, and after a clean
-// close too), so a write acknowledged then would be lost. Hence any failed write is fatal to the
-// handle: nothing more is written, and a write that completes after the failure is not trusted,
-// until the database has been closed and opened again, which recovers the log up to the failure.
-
+// LevelDB keeps taking writes after one fails, and records after a half-written one are dropped as
+// corrupt at the next open, acknowledged or not. So any failed write is fatal to the handle until
+// the database is closed and reopened, which recovers the log up to the failure.
 const REOPEN_MIN_MS = 100
 const REOPEN_MAX_MS = 5000
 /** A read LevelDB reports corrupt has the table files checked, at most once a minute. */
@@ -36,7 +32,7 @@ export class LevelGuard {
   }
 
   /**
-   * A sublevel of the database, opened again whenever the database is.
+   * Reopened whenever the database is.
    * @template V
    * @param {string} name
    * @param {{ valueEncoding: string }} options
@@ -45,7 +41,7 @@ export class LevelGuard {
   sublevel (name, { valueEncoding }) {
     const sublevel = this.db.sublevel(name, { keyEncoding: 'utf8', valueEncoding })
     this.#sublevels.push(sublevel)
-    // abstract-level types a sublevel's values by an encoding object, not by an encoding's name.
+    // abstract-level types values by an encoding object, not its name.
     return /** @type {any} */ (sublevel)
   }
 
@@ -55,7 +51,7 @@ export class LevelGuard {
   }
 
   /**
-   * Runs one write; rejects UNAVAILABLE while the handle is failed or reopening.
+   * Rejects UNAVAILABLE while the handle is failed or reopening.
    * @template T
    * @param {() => Promise<T>} write
    * @returns {Promise<T>}
@@ -75,8 +71,7 @@ export class LevelGuard {
   }
 
   /**
-   * Runs one read; rejects UNAVAILABLE while the database is closed for a reopen, so a read refused
-   * then is one more refusal StorageHealth has logged, not an error line per request.
+   * Rejects UNAVAILABLE during a reopen: one more refusal StorageHealth logs, not an error per request.
    * @template T
    * @param {() => Promise<T>} read
    * @returns {Promise<T>}
@@ -92,16 +87,12 @@ export class LevelGuard {
     }
   }
 
-  /**
-   * A write beside the database on the same disk failed (the update log): handled as a failed write
-   * of its own, so that storage reports it and finds out, by reopening, when writes work again.
-   * @param {unknown} err
-   */
+  /** A failed write beside the database (the update log), handled as one of its own. @param {unknown} err */
   failedBeside (err) {
     this.#failed(err)
   }
 
-  /** LevelDB's corruption errors do not name a file: the table files are checked to find it. */
+  /** LevelDB's corruption errors name no file: the tables are checked to find it. */
   #locateCorruption () {
     const now = Date.now()
     if (now - this.#locatedAt < LOCATE_INTERVAL_MS) return

@@ -1,13 +1,8 @@
-// Checks LevelDB's write-ahead logs (*.log) before LevelDB reads them. LevelDB opens without its
-// paranoid checks (classic-level has no option for them): a record that fails its checksum is
-// dropped with the rest of its 32 KiB block, noted only in DATA_DIR/LOG, and the log is then
-// deleted, so the loss is silent and permanent after one start. Reading the log here first lets the
-// server refuse to start while the records are still on disk. A MANIFEST has the same format.
-//
-// The format (leveldb/doc/log_format.md): 32 KiB blocks of records, each a 7-byte header (masked
-// CRC-32C of type and data, little-endian data length, type) and its data; fewer than 7 bytes left
-// in a block are padding.
-
+// Checks LevelDB's write-ahead logs before LevelDB reads them: without paranoid checks (classic-level
+// has no option for them) it drops a record that fails its checksum, with the rest of its block, and
+// deletes the log, so the loss is silent. Reading it first lets the server refuse to start instead.
+// Format (leveldb/doc/log_format.md): 32 KiB blocks of records, each a 7-byte header (masked CRC-32C,
+// length, type) and its data; fewer than 7 bytes left in a block are padding. A MANIFEST is one too.
 const BLOCK = 32 * 1024
 const HEADER = 7
 /** Record types: a whole record, or the first, a middle or the last fragment of one. */
@@ -26,16 +21,11 @@ const LAST = 4
 /**
  * @typedef {object} LogCheck
  * @property {number} records records whose checksum holds
- * @property {LogDamage | null} damage a bad record before the end of the log: LevelDB would drop
- *   it and the rest of its block, records that were written after it and later acknowledged
+ * @property {LogDamage | null} damage a bad record before the end: LevelDB would drop it and the rest of its block
  * @property {number} tornBytes bytes of an incomplete last record, as a write cut short leaves
- *   (a full disk, a machine that lost power, or a file truncated after the fact)
  */
 
-/**
- * @param {Uint8Array} log the content of one *.log file
- * @returns {LogCheck}
- */
+/** @param {Uint8Array} log the content of one *.log file @returns {LogCheck} */
 export function checkLog (log) {
   let records = 0
   const walk = fragments(log)
@@ -47,8 +37,7 @@ export function checkLog (log) {
 }
 
 /**
- * The whole records of a log (a MANIFEST is one too), their fragments joined, up to the first that
- * is damaged or cut short.
+ * Whole records, fragments joined, up to the first damaged or cut short.
  * @param {Uint8Array} log
  * @returns {Generator<Uint8Array>}
  */
@@ -71,7 +60,6 @@ export function * logRecords (log) {
 }
 
 /**
- * The physical records of a log, each a whole record or a fragment of one; returns what ends them.
  * @param {Uint8Array} log
  * @returns {Generator<{ type: number, data: Uint8Array }, { damage: LogDamage | null, tornBytes: number }>}
  */
@@ -108,11 +96,7 @@ function * fragments (log) {
   return { damage: null, tornBytes: 0 }
 }
 
-/**
- * A varint as LevelDB writes them (7 bits a byte, least significant first), read at `at.pos`.
- * @param {Uint8Array} bytes
- * @param {{ pos: number }} at moved past it
- */
+/** LevelDB's varint, read at `at.pos` and moved past. @param {Uint8Array} bytes @param {{ pos: number }} at */
 export function readVarint (bytes, at) {
   let value = 0
   for (let shift = 0; shift < 64; shift += 7) {

@@ -2,15 +2,9 @@ import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { logRecords, readVarint } from './level-log.js'
 
-// Which table files make up a LevelDB database: those its current MANIFEST names. The directory
-// holds others too: a compaction's output while it is written (or cut short by a crash, until the
-// next open deletes it), and a compaction's inputs until LevelDB deletes them, at any moment.
-//
-// The format (leveldb/db/version_edit.cc): CURRENT names the MANIFEST, a log (log_format.md) of
-// version edits; an edit is a list of fields, each a varint tag and its value, among them the table
-// files the edit removes (tag 6: level, number) and adds (tag 7: level, number, size, smallest and
-// largest key).
-
+// Which table files make up the database: those its current MANIFEST names (the directory also holds
+// a compaction's outputs and inputs while it runs). Format (leveldb/db/version_edit.cc): a log of
+// version edits, each a list of varint-tagged fields, among them tables removed (6) and added (7).
 const COMPARATOR = 1
 const LOG_NUMBER = 2
 const NEXT_FILE_NUMBER = 3
@@ -21,8 +15,7 @@ const NEW_FILE = 7
 const PREV_LOG_NUMBER = 9
 
 /**
- * The numbers of the table files the current MANIFEST of `dataDir` names, ascending. A MANIFEST
- * being written, or damaged, is read up to its last whole edit.
+ * The table numbers the current MANIFEST names, ascending, read up to its last whole edit.
  * @param {string} dataDir
  * @returns {Promise<number[]>}
  */
@@ -41,10 +34,8 @@ export async function tablesInManifest (dataDir) {
 }
 
 /**
- * The tables one version edit removes and adds (keyed `level:number`), or null when it does not read
- * as one.
  * @param {Uint8Array} edit
- * @returns {{ deleted: string[], added: [string, number][] } | null}
+ * @returns {{ deleted: string[], added: [string, number][] } | null} tables keyed `level:number`; null when not an edit
  */
 function readEdit (edit) {
   const at = { pos: 0 }

@@ -10,7 +10,7 @@ export class LevelSessionStore {
   #increments = Promise.resolve()
 
   /**
-   * @param {import('./level-guard.js').LevelGuard} guard the database; every write goes through it
+   * @param {import('./level-guard.js').LevelGuard} guard every write goes through it
    * @param {{ syncWrites: boolean }} options
    */
   constructor (guard, { syncWrites }) {
@@ -55,7 +55,7 @@ export class LevelSessionStore {
   }
 
   /**
-   * Only this process opens the database, so serializing here makes the read and the write one step.
+   * One process opens the database, so serializing here makes read and write one step.
    * @param {string} id @param {string} key
    * @returns {Promise<number>}
    */

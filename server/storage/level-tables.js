@@ -3,15 +3,11 @@ import { join } from 'node:path'
 import { crc32c, readVarint, unmask } from './level-log.js'
 import { tablesInManifest } from './level-manifest.js'
 
-// Checks the block checksums of a LevelDB table file (*.ldb). LevelDB reads without verifying
-// them (classic-level does not expose `verify_checksums`): a flipped byte in a table is noticed
-// only when it breaks decompression, and otherwise reads as a missing or different key. Checking
-// here names the file and the keys of the damaged block, which LevelDB's own error does not.
-//
-// The format (leveldb/doc/table_format.md): blocks, each followed by a type byte (0 raw, 1 Snappy)
-// and a masked CRC-32C of contents and type; a 48-byte footer at the end holds the index block's
-// handle; the index block maps the last key of every data block to its handle.
-
+// Checks a LevelDB table's block checksums, which LevelDB reads without verifying (classic-level does
+// not expose `verify_checksums`): a flipped byte reads as a missing or different key. This names the
+// file and the damaged block's keys. Format (leveldb/doc/table_format.md): blocks, each followed by a
+// type byte and a masked CRC-32C; a 48-byte footer holds the handle of the index block, which maps
+// each data block's last key to its handle.
 const FOOTER = 48
 const TRAILER = 5
 const MAGIC_LOW = 0x8b80fb57
@@ -26,10 +22,8 @@ const MAGIC_HIGH = 0xdb477524
  */
 
 /**
- * The table files of `dataDir` that fail their checks, with their damaged blocks (at most 10 each).
- * Reads every table its current MANIFEST names, so its cost is reading the database once; files
- * it does not name are no part of the database (a compaction's output being written, or cut short
- * by a crash, which LevelDB deletes at open).
+ * The tables the current MANIFEST names that fail their checks, with up to 10 damaged blocks each
+ * (other files in the directory are no part of the database).
  * @param {string} dataDir
  * @returns {Promise<{ file: string, blocks: number, damage: TableDamage[] }[]>}
  */
@@ -46,8 +40,8 @@ export async function damagedTables (dataDir) {
 }
 
 /**
- * Logs one line per table file of `dataDir` that fails its checksums; resolves with how many. Never
- * rejects: a check that cannot be made is a warning, never a reason to stop a start.
+ * Logs each damaged table; resolves with how many. Never rejects: a check that cannot be made is a
+ * warning, never a reason to stop a start.
  * @param {string} dataDir
  * @param {import('pino').Logger} logger
  */
@@ -64,11 +58,7 @@ export async function logDamagedTables (dataDir, logger) {
   }
 }
 
-/**
- * A table file's bytes, or null when it is gone. LevelDB names tables *.ldb, and once named them *.sst.
- * @param {string} dataDir
- * @param {number} number
- */
+/** Null when gone; tables were once named *.sst. @param {string} dataDir @param {number} number */
 async function readTable (dataDir, number) {
   for (const extension of ['ldb', 'sst']) {
     const file = join(dataDir, `${String(number).padStart(6, '0')}.${extension}`)
@@ -81,10 +71,7 @@ async function readTable (dataDir, number) {
   return null
 }
 
-/**
- * @param {Uint8Array} table the content of one *.ldb file
- * @returns {{ blocks: number, damage: TableDamage[] }}
- */
+/** @param {Uint8Array} table the content of one *.ldb file @returns {{ blocks: number, damage: TableDamage[] }} */
 export function checkTable (table) {
   const view = new DataView(table.buffer, table.byteOffset, table.byteLength)
   if (table.length < FOOTER || view.getUint32(table.length - 8, true) !== MAGIC_LOW || view.getUint32(table.length - 4, true) !== MAGIC_HIGH) {
@@ -123,10 +110,9 @@ export function checkTable (table) {
 }
 
 /**
- * A block's contents, or why they cannot be trusted.
  * @param {Uint8Array} table
  * @param {{ offset: number, size: number }} handle
- * @returns {Uint8Array | string}
+ * @returns {Uint8Array | string} the contents, or why they cannot be trusted
  */
 function blockAt (table, { offset, size }) {
   if (offset + size + TRAILER > table.length) return 'block past the end of the file'
@@ -141,8 +127,8 @@ function blockAt (table, { offset, size }) {
 }
 
 /**
- * The entries of a block: prefix-compressed keys (internal keys: the user key and 8 bytes of
- * sequence and type) whose values, in an index block, are the handles of data blocks.
+ * Prefix-compressed internal keys (user key + 8 bytes of sequence and type) and, in an index block,
+ * data block handles.
  * @param {Uint8Array} block
  */
 function * entries (block) {
@@ -168,10 +154,7 @@ function * entries (block) {
   }
 }
 
-/**
- * Snappy's block format, as LevelDB compresses table blocks.
- * @param {Uint8Array} src
- */
+/** Snappy's block format, as LevelDB compresses table blocks. @param {Uint8Array} src */
 function unsnappy (src) {
   const at = { pos: 0 }
   const out = new Uint8Array(readVarint(src, at))

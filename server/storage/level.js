@@ -4,10 +4,9 @@ import { clearStopped, inspectDataDir, markStopped } from './level-dir.js'
 import { logDamagedTables } from './level-tables.js'
 
 /**
- * Opens the embedded LevelDB database that backs sessions and documents when no Redis is configured.
- * LevelDB holds a lock on the directory: one process per data dir. A directory that already holds
- * a database is opened with `createIfMissing: false`, so damage never turns into a fresh, empty
- * store over the old files. Rejects with a StartError naming what to do.
+ * LevelDB locks its directory: one process per DATA_DIR. An existing database opens with
+ * `createIfMissing: false`, so damage never turns into an empty store over the old files.
+ * Rejects with a StartError naming what to do.
  * @param {string} dataDir
  * @param {import('pino').Logger} logger
  */
@@ -22,25 +21,17 @@ export async function openLevel (dataDir, logger) {
     await db.close().catch(() => {})
     throw startErrorOf(dataDir, err)
   }
-  // LevelDB reads tables without checking their checksums: a damaged block could read as a missing
-  // session. Named here, at start; the documents in it answer 503 (or are missing) until restored.
+  // LevelDB reads tables without checking checksums: a damaged block could read as a missing session.
   if (exists) await logDamagedTables(dataDir, logger)
   return db
 }
 
-/**
- * Records that the database closed cleanly (see level-dir.js); a failure only costs that check.
- * @param {string} dataDir
- * @param {import('pino').Logger} logger
- */
+/** See level-dir.js; a failure only costs that check. @param {string} dataDir @param {import('pino').Logger} logger */
 export function closedCleanly (dataDir, logger) {
   return markStopped(dataDir).catch(err => logger.warn({ err: err.message, dataDir }, 'could not record a clean stop'))
 }
 
-/**
- * @param {string} dataDir
- * @param {unknown} err LevelDB's open error; its cause holds LevelDB's own status
- */
+/** @param {string} dataDir @param {unknown} err LevelDB's open error; its cause holds LevelDB's status */
 function startErrorOf (dataDir, err) {
   if (err instanceof StartError) return err
   const cause = /** @type {{ code?: string, message?: string }} */ (/** @type {{ cause?: unknown } | null | undefined} */ (err)?.cause ?? err)

@@ -2,26 +2,12 @@ import { randomUUID } from 'node:crypto'
 import { AppError } from '../errors.js'
 import { COMMAND_TIMEOUT_MS, isReady } from './redis.js'
 
-// How processes that share Redis tell each other of a document's stored updates: each write is
-// published, after it is stored, on the document's own channel, with the stream ids it spans
-// (`prev`, the entry before it, and `last`). A process holding the document applies it to its copy
-// and sends it to its editors, and it knows it has missed one when a message's `prev` is not where
-// its copy stands: it then reads the stream from there, which holds everything. Pub/sub drops
-// messages while a connection is down (the subscriber resubscribing, the publisher reconnecting);
-// the stream never does, so nothing acknowledged stays missing.
-//
-// The append script publishes the message itself, in the same step as the XADDs
-// (redis-doc-store.js): messages then leave Redis in the order of the stream, so a process sees a gap
-// only when a message was really lost. Published by each process after its append returned, writes
-// of different processes would often arrive out of order, and every one of those would cost each
-// holder a read of the stream. Only with REDIS_WAITAOF does the process publish, once the write is
-// on disk: no process may hold an update that a Redis crash could still take back.
-//
-// The channel carries the document's hash tag, so on a Redis Cluster it lives on the shard of the
-// document's stream (sharded pub/sub); a classic setup uses ordinary channels.
-//
-// A message is bytes, the same whether Lua or this file wrote it: the origin, `prev` and `last`, each
-// after a one-byte length, then each update after a four-byte big-endian length.
+// The feed: each stored write is published on its document's channel with the span it covers
+// (`prev`, `last`). A message whose `prev` is not where a copy stands means one was lost (pub/sub
+// drops them while a connection is down): the copy reads the stream, which holds everything. The
+// append script publishes, so messages leave in stream order; with REDIS_WAITAOF this process does,
+// once the write is on disk. A message: origin, `prev`, `last` after a one-byte length each, then
+// each update after a four-byte big-endian length.
 
 /**
  * @typedef {object} FeedMessage
@@ -45,8 +31,7 @@ export class RedisDocFeed {
    * @param {import('./redis.js').RedisClient} deps.subscriber
    * @param {boolean} deps.sharded SSUBSCRIBE/SPUBLISH (Redis 7) rather than SUBSCRIBE/PUBLISH
    * @param {import('pino').Logger} deps.logger
-   * @param {number} [deps.subscribeTimeoutMs] how long a subscribe waits for Redis to confirm it, ms
-   *   (default COMMAND_TIMEOUT_MS, as the data connection's commands)
+   * @param {number} [deps.subscribeTimeoutMs] default COMMAND_TIMEOUT_MS
    */
   constructor ({ publisher, subscriber, sharded, logger, subscribeTimeoutMs = COMMAND_TIMEOUT_MS }) {
     this.publisher = publisher
@@ -68,12 +53,9 @@ export class RedisDocFeed {
   }
 
   /**
-   * Resolves once Redis has confirmed the subscription; rejects UNAVAILABLE at once while the
-   * subscriber is disconnected, and after `subscribeTimeoutMs` without a reply. The subscriber
-   * queues commands while disconnected (its subscriptions must survive a reconnect): a drop after
-   * the check would otherwise park the subscribe, the document's load and every join waiting on it
-   * until Redis returns. A subscribe given up on may still land; the failed load's unsubscribe,
-   * queued behind it, undoes it.
+   * Resolves once Redis confirms; rejects UNAVAILABLE at once while disconnected, or after
+   * `subscribeTimeoutMs`: the subscriber queues commands while down, which would park the load and
+   * every join behind it. A subscribe given up on may still land; the load's unsubscribe undoes it.
    * @param {string} docId
    */
   async subscribe (docId) {
@@ -111,9 +93,7 @@ export class RedisDocFeed {
   }
 
   /**
-   * Publishes a stored write from this process (with REDIS_WAITAOF; see above). A failure is only
-   * logged: the write is durable, and the processes that miss this message find the entries in the
-   * stream.
+   * With REDIS_WAITAOF only. A failure is logged: the write is durable, and the stream holds it.
    * @param {string} docId
    * @param {FeedMessage} message
    */
@@ -137,11 +117,7 @@ export class RedisDocFeed {
   }
 }
 
-/**
- * @param {string} origin
- * @param {FeedMessage} message
- * @returns {Buffer}
- */
+/** @param {string} origin @param {FeedMessage} message @returns {Buffer} */
 export function encodeFeedMessage (origin, { prev, last, updates }) {
   /** @type {Uint8Array[]} */
   const parts = [origin, prev, last].flatMap(text => [Buffer.from([text.length]), Buffer.from(text, 'latin1')])
@@ -153,11 +129,7 @@ export function encodeFeedMessage (origin, { prev, last, updates }) {
   return Buffer.concat(parts)
 }
 
-/**
- * The message, or null when the bytes are not one.
- * @param {Buffer} payload
- * @returns {{ origin: string, message: FeedMessage } | null}
- */
+/** @param {Buffer} payload @returns {{ origin: string, message: FeedMessage } | null} null when not a message */
 export function decodeFeedMessage (payload) {
   let offset = 0
   const text = () => {

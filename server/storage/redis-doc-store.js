@@ -4,22 +4,17 @@ import { RedisBatch } from './redis-batch.js'
 import { execMulti } from './redis.js'
 import { compareIds } from './stream-ids.js'
 
-// Documents in Redis, after y-redis: per document a Stream (`…:log`) holding the ordered, durable
-// update log, and a hash (`…:snap`) holding a snapshot and the stream id it covers, and the stream's
-// newest entry. Every key of a
-// document carries the hash tag `{doc:<id>}`, so on a Redis Cluster they share a slot and the
-// MULTI blocks and scripts below stay legal.
+// Documents in Redis, after y-redis: per document a Stream (`…:log`), the update log, and a hash
+// (`…:snap`) of a snapshot, the stream id it covers and the newest entry. One hash tag per document
+// keeps its keys in one Cluster slot, so the MULTIs and scripts below stay legal.
 
 const LOCK_TTL_MS = 30000
 
-// How long a deleted document's tombstone outlives it: longer than any copy of it another worker
-// may still hold (DOC_IDLE_MS is at most a day) and compact.
+// Outlives any copy another process may still hold and compact (DOC_IDLE_MS is at most a day).
 const TOMBSTONE_TTL_MS = 7 * 24 * 3600 * 1000
 
-// Stores a snapshot only if it covers more than the stored one, then trims what it covers, in one
-// step: a worker holding a stale copy can never replace a newer snapshot and lose trimmed entries.
-// A document that was deleted (tombstone set, or its log gone) is left deleted: a worker still
-// holding a copy when the session is deleted would otherwise write its content back.
+// Stores a snapshot only if it covers more than the stored one, and trims what it covers, in one
+// step, so a stale copy never replaces a newer snapshot; a deleted document stays deleted.
 const COMPACT_SCRIPT = `
 if redis.call('EXISTS', KEYS[3]) == 1 or redis.call('EXISTS', KEYS[2]) == 0 then return 0 end
 local function older (a, b)
@@ -36,21 +31,13 @@ redis.call('XTRIM', KEYS[2], 'MINID', ms .. '-' .. (tonumber(seq) + 1))
 return 1
 `
 
-// Appends the updates of one or more documents (KEYS: log, snapshot and tombstone of each) and
-// returns, for each, the entry before its updates, the last of them and its log's length: the feed
-// (redis-doc-feed.js) tells other processes which span of the stream a write covers. The snapshot
-// hash keeps the stream's last entry (`last`), written by every append, where the script read the
-// newest entry back (XREVRANGE, whose reply carries the entry's update into Lua): a run for three
-// documents went from 50 to 39 µs of Redis's time (docs/CLUSTER.md). A log written before `last`
-// was kept is read the old way once; with the log trimmed empty, the entry before is the one the
-// snapshot covers. A deleted document (tombstone set) takes no more writes, and its reply is
-// 'DELETED': a copy still held somewhere must not bring its log back. A log older than the entry
-// the writer knows it holds (Redis restarted on an older dump, or with nothing) takes no write
-// either, and its reply is 'BEHIND': what was acknowledged since is only in the writers' copies.
-// Given a channel, the script also publishes each write there, framed as redis-doc-feed.js reads
-// it, so messages leave in the order of the stream.
-// ARGV: origin, '1' for SPUBLISH, then per document its channel ('' = do not publish), the newest
-// entry its writer knows ('' = none), the number of its updates, and the updates.
+// Appends several documents' updates (KEYS: log, snapshot, tombstone of each); replies per document
+// with the entry before, the last entry and the log's length (the span the feed announces), or
+// 'DELETED', or 'BEHIND' when the log is older than the writer knows it was (Redis restarted on
+// older data). The newest entry is kept in the hash rather than read back (docs/CLUSTER.md, "The
+// newest entry kept, not read back"). Publishing here keeps messages in stream order.
+// ARGV: origin, '1' for SPUBLISH, then per document its channel ('' = none), the newest entry its
+// writer knows ('' = none), the number of its updates, and the updates.
 const APPEND_SCRIPT = `
 local function older (a, b)
   local am, as = string.match(a, '(%d+)-(%d+)')
@@ -105,8 +92,7 @@ return 0
 /** @typedef {{ keys: ReturnType<typeof keysOf>, channel: string, known: string, buffers: Buffer[] }} Append one document's write */
 
 /**
- * The scripts above as commands of the client: `defineCommand` adds them at run time, where
- * ioredis's types cannot see them.
+ * The scripts as `defineCommand` adds them, which ioredis's types cannot see.
  * @typedef {object} DocScripts
  * @property {(numberOfKeys: number, ...keysThenArgs: (string | Buffer)[]) => Promise<([string, string, number] | 'DELETED' | 'BEHIND')[]>} tandemAppend
  * @property {(snap: string, log: string, deleted: string, data: Buffer, position: string) => Promise<0 | 1>} tandemCompact
@@ -121,11 +107,8 @@ export class RedisDocStore {
   /**
    * @param {import('./redis.js').RedisClient} client
    * @param {{ guard: import('./redis-guard.js').RedisGuard, waitAof: boolean, feed?: import('./redis-doc-feed.js').RedisDocFeed, appendSpacingMs?: number }} options
-   *   `guard`: tells storage health what Redis refuses, and makes each refusal UNAVAILABLE;
-   *   `feed`: where every write is published once stored; `appendSpacingMs`: under load, the appends
-   *   of every document go to Redis together, one run of the append script per this many ms at most
-   *   (redis-batch.js), which costs far less CPU, in the processes and in Redis, than a run per
-   *   append (docs/CLUSTER.md); a quiet server's appends go at once
+   *   `appendSpacingMs`: under load, one run of the append script per this many ms at most
+   *   (redis-batch.js; docs/CLUSTER.md, "One run of the script per send, and a send every 5 ms at most")
    */
   constructor (client, { guard, waitAof, feed, appendSpacingMs = 5 }) {
     this.client = /** @type {import('./redis.js').RedisClient & DocScripts} */ (client)
@@ -172,9 +155,8 @@ export class RedisDocStore {
   }
 
   /**
-   * Each document's newest stream entry, as the append script keeps it: one pipeline for all of them
-   * (on a Redis Cluster, a command each, since their keys lie in different slots). Null for a
-   * document whose log was written before the entry was kept, or when Redis did not answer for it.
+   * One pipeline for all (a command each on a Cluster); null where the log predates the kept entry or
+   * Redis did not answer.
    * @param {string[]} docIds
    * @returns {Promise<(string | null)[]>}
    */
@@ -190,8 +172,7 @@ export class RedisDocStore {
   /**
    * @param {string} docId
    * @param {Uint8Array[]} updates
-   * @param {string | null} [known] the newest entry the writer knows the log holds: refused with
-   *   STORE_BEHIND if Redis's log is older
+   * @param {string | null} [known] refused with STORE_BEHIND if Redis's log is older
    */
   async append (docId, updates, known = null) {
     const buffers = updates.map(update => Buffer.from(update.buffer, update.byteOffset, update.byteLength))
@@ -207,11 +188,7 @@ export class RedisDocStore {
     return { logLength, span }
   }
 
-  /**
-   * One script for the appends of every document in `appends`.
-   * @param {Append[]} appends
-   * @returns {Promise<([string, string, number] | Error)[]>}
-   */
+  /** @param {Append[]} appends @returns {Promise<([string, string, number] | Error)[]>} */
   #appendTogether = async (appends) => {
     const keys = appends.flatMap(({ keys }) => [keys.log, keys.snap, keys.deleted])
     const args = appends.flatMap(({ channel, known, buffers }) => [channel, known, String(buffers.length), ...buffers])
@@ -223,10 +200,7 @@ export class RedisDocStore {
     })
   }
 
-  /**
-   * @param {string} docId
-   * @param {() => Promise<{ snapshot: Uint8Array, position: string | null }>} makeSnapshot
-   */
+  /** @param {string} docId @param {() => Promise<{ snapshot: Uint8Array, position: string | null }>} makeSnapshot */
   async compact (docId, makeSnapshot) {
     const keys = keysOf(docId)
     const token = `${process.pid}-${Math.random().toString(36).slice(2)}`
@@ -251,7 +225,7 @@ export class RedisDocStore {
   }
 
   async #waitAof () {
-    // WAITAOF numlocal numreplicas timeout: 1 = this Redis has fsynced its AOF up to our writes.
+    // 1 = this Redis has fsynced its AOF up to our writes.
     const [local] = /** @type {number[]} */ (await this.client.call('WAITAOF', '1', '0', '1000'))
     if (local < 1) throw Object.assign(new Error('Redis did not confirm the append-only fsync in time'), { code: 'WAITAOF_TIMEOUT' })
   }

@@ -2,15 +2,10 @@ import { randomUUID } from 'node:crypto'
 import { AppError } from '../errors.js'
 import { isReady } from './redis.js'
 
-// What Redis refuses, told to StorageHealth, as LevelGuard does for LevelDB. A connected Redis can
-// refuse every write for minutes (a replica: READONLY; past maxmemory: OOM; a failed RDB save:
-// MISCONF; paused or asleep: no reply in time), while the connection stays ready: health answers
-// 503 `degraded` with the reply's code until a write succeeds again. Whatever Redis refuses becomes
-// UNAVAILABLE (retry later) with the refusal as its cause, so callers log it at debug and the log
-// gets StorageHealth's one line per interval instead of one per refused update or join.
-//
-// While degraded, a probe writes a short-lived key of its own, so a process that nobody writes to
-// (the balancer sends it no editors while it answers 503) still finds out when Redis takes writes.
+// What Redis refuses, told to StorageHealth, as LevelGuard does for LevelDB: a ready connection can
+// refuse every write for minutes (READONLY, OOM, MISCONF, no reply). A refusal becomes UNAVAILABLE
+// with it as the cause. While degraded a probe writes a key of its own, so a process nobody writes
+// to (503 turns editors away) still finds out when Redis takes writes again.
 
 const PROBE_MIN_MS = 100
 const PROBE_MAX_MS = 2000
@@ -32,11 +27,10 @@ export class RedisGuard {
   }
 
   /**
-   * Runs a command that writes; its success tells StorageHealth that Redis takes writes.
+   * A command that writes; its success tells StorageHealth that Redis takes writes.
    * @template T
    * @param {() => Promise<T>} command
-   * @param {(reply: T) => boolean} [wrote] whether the reply says Redis wrote: a script that
-   *   returned before its first write would pass even on a Redis that refuses writes
+   * @param {(reply: T) => boolean} [wrote] whether the reply says Redis wrote (a script may return before writing)
    * @returns {Promise<T>}
    */
   async write (command, wrote = () => true) {
@@ -51,7 +45,7 @@ export class RedisGuard {
   }
 
   /**
-   * Runs a command that only reads (a read proves nothing about writes: a replica serves reads).
+   * A read proves nothing about writes: a replica serves reads.
    * @template T
    * @param {() => Promise<T>} command
    * @returns {Promise<T>}
@@ -69,13 +63,10 @@ export class RedisGuard {
     this.#closed = true
   }
 
-  /**
-   * @param {unknown} err
-   * @param {string} message
-   */
+  /** @param {unknown} err @param {string} message */
   #refused (err, message) {
     if (err instanceof AppError) return err
-    // A connection that is down already makes the process not ready, and logs itself.
+    // A connection that is down makes the process not ready, and logs itself.
     if (isReady(this.client)) {
       this.health.failed(err, codeOf(err))
       this.#probing ??= this.#probe().finally(() => { this.#probing = null })
@@ -99,8 +90,7 @@ export class RedisGuard {
 }
 
 /**
- * The code a person searches for: a Redis reply's first word (OOM, READONLY, MISCONF, BUSY,
- * LOADING, CLUSTERDOWN...), ETIMEDOUT for a reply that did not come in time.
+ * A Redis reply's first word (OOM, READONLY...), or ETIMEDOUT for a reply that never came.
  * @param {unknown} err
  * @returns {string}
  */

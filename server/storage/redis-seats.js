@@ -1,25 +1,15 @@
-// Who holds a seat in each session, across the processes that share Redis. A seat takes one or two
-// counters of its document (seats.js `countersOf`): the session's editors (`tandem:{doc:<id>}:seats`)
-// for an editor's, its user's connections (`tandem:{doc:<id>}:connections:<user>`) for any with a
-// user. Each counter is a hash with one field per process, `<seats> <expires at, ms>`. A join takes
-// its seat with one script that adds up every process's seats in each counter and refuses past its
-// limit (`maxEditors`, `maxConnectionsPerUser`), so two joins racing on different processes cannot
-// both pass it (asking every process for its count could not tell them apart), and a join costs one
-// command instead of a question to every process.
-//
-// Each process writes only its own fields, always the full number of seats it holds here, joins in
-// flight included: its writes reach Redis in the order they were sent (one connection), so Redis
-// never holds fewer seats for it than it has. A refused join's seat is given back locally and
-// reaches Redis with the next write (at worst a seat counted a little too long, never one too few).
-// Fields are leases, written again every third of SEAT_LEASE_MS: a process killed without freeing
-// its seats holds them until its lease runs out (ROOM_FULL is a retryable refusal meanwhile).
+// Seats (seats.js) across processes. Each counter is a hash, one field per process,
+// `<seats> <expires at>`; a join takes its seat with one script that sums every process's fields and
+// refuses past the limit, so racing joins on different processes cannot both pass it. A process
+// writes only its own field, always its full count in order on one connection, so Redis never holds
+// fewer seats than it has. Fields are leases renewed every third of SEAT_LEASE_MS: a killed process's
+// seats run out with them.
 
 import { isReady } from './redis.js'
 import { EDITORS, countersOf } from './seats.js'
 
-// Sums the seats in a counter of every field whose lease holds but `skip`'s, dropping the others
-// unless `skip` is '' (then it only reads). Redis's own clock, so the leases of processes on hosts
-// whose clocks differ compare alike.
+// Sums the live leases but `skip`'s, dropping expired ones unless `skip` is '' (read only). Redis's
+// clock, so hosts whose clocks differ compare alike.
 const TOTAL = `
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
@@ -38,10 +28,9 @@ local function total (key, skip)
 end
 `
 
-// KEYS: the counters the seat takes, then the editors' counter when it is not one of them.
-// ARGV: process, lease ms, then per counter taken this process's seats in it with this one and its
-// limit (0 = none). Returns the session's editors (with this one, for an editor's seat), or -k when
-// the seat would pass the k-th counter's limit; then nothing is written.
+// KEYS: the counters taken, then the editors' counter if not among them. ARGV: process, lease ms,
+// then per counter this process's seats with this one, and the limit (0 = none). Returns the
+// editors, or -k (nothing written) when the k-th counter's limit refuses the seat.
 const TAKE_SCRIPT = `${TOTAL}
 local taken = (#ARGV - 2) / 2
 local lease = tonumber(ARGV[2])
@@ -95,8 +84,7 @@ export class RedisSeats {
   /**
    * @param {import('./redis.js').RedisClient} client
    * @param {{ guard: import('./redis-guard.js').RedisGuard, process: string, leaseMs: number, logger: import('pino').Logger }} options
-   *   `guard`: tells storage health what Redis refuses; `process`: this process's name in every
-   *   counter's hash, unique in the cluster
+   *   `process`: this process's field in every counter, unique in the cluster
    */
   constructor (client, { guard, process, leaseMs, logger }) {
     this.client = /** @type {import('./redis.js').RedisClient & SeatScripts} */ (client)
@@ -112,13 +100,7 @@ export class RedisSeats {
     client.on('ready', () => this.#renewAll())
   }
 
-  /**
-   * Takes a seat in a document for a join in this process.
-   * @param {string} docId
-   * @param {Holder} holder
-   * @param {SeatLimits} limits
-   * @returns {Promise<Taken>}
-   */
+  /** @param {string} docId @param {Holder} holder @param {SeatLimits} limits @returns {Promise<Taken>} */
   async take (docId, holder, limits) {
     const counters = countersOf(holder, limits)
     const keys = counters.map(({ counter }) => keyOf(docId, counter))
@@ -127,7 +109,6 @@ export class RedisSeats {
       this.#held.set(key, seats)
       return [seats, counters[i].limit]
     })
-    // A viewer's seat takes no editor's; the script still reads the editors for the reply.
     const read = counters[0]?.counter === EDITORS ? [] : [keyOf(docId, EDITORS)]
     let editors
     try {
@@ -151,16 +132,12 @@ export class RedisSeats {
     }
   }
 
-  /**
-   * Editors per document across every process.
-   * @param {string[]} docIds
-   * @returns {Promise<number[]>}
-   */
+  /** Editors per document across every process. @param {string[]} docIds @returns {Promise<number[]>} */
   counts (docIds) {
     return Promise.all(docIds.map(docId => this.client.tandemCountSeats(keyOf(docId, EDITORS))))
   }
 
-  /** Gives up every seat this process still holds (a stopping process: its editors reconnect elsewhere). */
+  /** Gives up this process's seats: its editors reconnect elsewhere. */
   async close () {
     clearInterval(this.#renewal)
     const keys = [...this.#held.keys()]
@@ -176,11 +153,7 @@ export class RedisSeats {
     else this.#held.delete(key)
   }
 
-  /**
-   * Writes this process's seats in a counter as they are now. A failure only costs time: the next
-   * renewal writes them again.
-   * @param {string} key
-   */
+  /** Writes this process's count; a failure costs only time until the next renewal. @param {string} key */
   #hold (key) {
     const seats = this.#held.get(key) ?? 0
     // Dropping a field frees memory, which Redis allows past maxmemory: it proves no write works.
@@ -193,5 +166,5 @@ export class RedisSeats {
   }
 }
 
-/** The hash tag keeps a document's counters in one slot of a Redis Cluster. @param {string} docId @param {string} counter */
+/** One hash tag keeps a document's counters in one Cluster slot. @param {string} docId @param {string} counter */
 const keyOf = (docId, counter) => `tandem:{doc:${docId}}:${counter}`

@@ -1,6 +1,5 @@
-// Sessions in Redis: one hash of JSON records and a sorted set of ids (all scores 0, so it sorts by
-// id, which sorts by creation time). Both keys share the hash tag `{sessions}`: on a Redis Cluster
-// they live in one slot, so a create or delete stays one atomic MULTI.
+// One hash of JSON records and a sorted set of ids (score 0: sorted by id, so by creation time),
+// under one hash tag so a create or delete stays one atomic MULTI on a Redis Cluster.
 
 import { execMulti } from './redis.js'
 

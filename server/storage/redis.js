@@ -1,20 +1,14 @@
 import { Cluster, Redis } from 'ioredis'
 
-// Redis connections. Every client gets an `error` listener (an unhandled one would kill the
-// process) and fails commands fast while disconnected instead of queueing them: an update that
-// cannot reach Redis is refused with UNAVAILABLE at once and the client resends it later.
+// Every client has an `error` listener (unhandled, one kills the process) and fails commands fast
+// while disconnected: an update that cannot reach Redis is refused at once, and resent later.
 
-/** How long a command may wait for its reply, ms: a paused or asleep Redis answers nothing. */
+/** How long a command may wait for its reply: a paused or asleep Redis answers nothing. */
 export const COMMAND_TIMEOUT_MS = 5000
 
-/**
- * @typedef {Redis | Cluster} RedisClient
- */
+/** @typedef {Redis | Cluster} RedisClient */
 
-/**
- * Seed nodes of a Redis Cluster from the config, or undefined for a single Redis.
- * @param {Pick<import('../config.js').Config, 'redisUrl' | 'redisClusterNodes'>} config
- */
+/** Seed nodes of a Redis Cluster, or undefined. @param {Pick<import('../config.js').Config, 'redisUrl' | 'redisClusterNodes'>} config */
 function clusterNodes (config) {
   if (config.redisClusterNodes.length > 0) return config.redisClusterNodes
   if (config.redisUrl.startsWith('redis+cluster://')) return config.redisUrl.slice('redis+cluster://'.length).split(',')
@@ -22,8 +16,7 @@ function clusterNodes (config) {
 }
 
 /**
- * Opens one Redis connection (or Cluster client) for `role`; resolves once it is ready or after
- * `readyTimeoutMs` (the process then starts not ready and recovers when Redis appears).
+ * Resolves once ready, or after `readyTimeoutMs` (the process then starts not ready and recovers).
  * @param {Pick<import('../config.js').Config, 'redisUrl' | 'redisClusterNodes'>} config
  * @param {string} role names the connection in logs
  * @param {import('pino').Logger} logger
@@ -32,8 +25,7 @@ function clusterNodes (config) {
  */
 export async function connectRedis (config, role, logger, { subscriber = false, readyTimeoutMs = 5000 } = {}) {
   const log = logger.child({ redis: role })
-  // A subscriber must queue its (re)subscriptions until connected, so it has no command timeout
-  // (the feed bounds its own subscribes: redis-doc-feed.js); command clients fail fast.
+  // A subscriber queues its (re)subscriptions until connected (the feed bounds them itself).
   const common = {
     enableOfflineQueue: subscriber,
     maxRetriesPerRequest: subscriber ? null : 1,
@@ -77,7 +69,7 @@ export async function connectRedis (config, role, logger, { subscriber = false, 
 }
 
 /**
- * Runs a MULTI block; rejects if it or any command in it failed, else resolves with the replies.
+ * Rejects if the MULTI or any command in it failed.
  * @param {import('ioredis').ChainableCommander} multi
  * @returns {Promise<unknown[]>}
  */

@@ -1,9 +1,7 @@
-// Seats in sessions: a join takes one before it enters the room, and its membership gives it back
-// when it ends. An editor's seat counts against the session's `maxEditors`; a viewer's does not, so
-// no number of viewers can lock an editor out. Every seat of a user also counts against that user's
-// connections to the document (`maxConnectionsPerUser`), which is what bounds a viewer's token. One
-// process counts its own (below); processes that share Redis count them there (redis-seats.js), so
-// both limits hold across processes.
+// A seat: a join takes one before it enters the room and gives it back when it leaves. An editor's
+// counts against `maxEditors`, a viewer's does not (viewers cannot lock editors out); any seat of a
+// user counts against `maxConnectionsPerUser`. Counted here in one process, in Redis across several
+// (redis-seats.js).
 
 import { ROLES } from '../../isomorphic/events.js'
 
@@ -23,8 +21,7 @@ export const EDITORS = 'seats'
  */
 
 /**
- * What `take` answers: the session's editors (with this one, if it is an editor's), or which limit
- * refused the seat.
+ * The session's editors (with this one), or which limit refused the seat.
  * @typedef {{ editors: number } | { full: 'editors' | 'user' }} Taken
  */
 
@@ -37,8 +34,8 @@ export const EDITORS = 'seats'
  */
 
 /**
- * The counters a holder's seat takes in a document, each with its limit (0 = none): the session's
- * editors for an editor's (always first), its user's connections for any with a user.
+ * The session's editors for an editor's seat (always first), its user's connections for any with a
+ * user, each with its limit (0 = none).
  * @param {Holder} holder
  * @param {SeatLimits} [limits] only needed to take a seat
  * @returns {{ counter: string, limit: number, full: 'editors' | 'user' }[]}

@@ -17,11 +17,8 @@
  * @property {(page: { limit: number, cursor?: string }) => Promise<{ items: SessionRecord[], nextCursor: string | null }>} list
  * @property {(id: string) => Promise<void>} delete removes the session and its revocations
  * @property {(id: string, key: string) => Promise<void>} revoke records that `key` (a token) is revoked
- * @property {(id: string, key: string) => Promise<number>} increment adds 1 to the number recorded
- *   for `key` (a user's revocation generation; 0 while none) and returns the sum, atomically: of two
- *   increments at once, neither is lost
- * @property {(id: string, keys: string[]) => Promise<(number | undefined)[]>} revocations the numbers
- *   recorded for `keys`, undefined where none
+ * @property {(id: string, key: string) => Promise<number>} increment atomically adds 1 to `key`'s number (a user's revocation generation) and returns it
+ * @property {(id: string, keys: string[]) => Promise<(number | undefined)[]>} revocations the numbers recorded for `keys`
  */
 
 export {}

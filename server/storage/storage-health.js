@@ -1,9 +1,6 @@
-// Whether storage is taking writes. A failed write (or a read storage refused: Redis past maxmemory
-// refuses loads too) marks it degraded (health answers 503 with the error's code, so a balancer
-// stops sending editors to a process that cannot store anything) until a later write succeeds. The
-// log gets one line per interval, not one per refused update: a full disk under load refuses
-// thousands a second.
-
+// A failed write (or a refused read) marks storage degraded until a write succeeds: health answers
+// 503, so a balancer stops sending editors to a process that cannot store. The log gets one line per
+// interval, not one per refused update.
 const LOG_INTERVAL_MS = 10_000
 
 /**

@@ -3,21 +3,12 @@ import { mkdir, readdir, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { crc32 } from 'node:zlib'
 
-// The embedded store's own write-ahead log: what makes an update durable, so that it can be
-// acknowledged, before it reaches LevelDB (level-doc-store.js moves it there in the background, many
-// updates per LevelDB write). A record goes to the log the moment it is given, in one synchronous
-// write on the main thread, where a LevelDB batch costs a hop to the thread pool and a write per
-// update; its ACK can then follow its relayed copies in the same burst of sends. With SYNC_WRITES
-// each write is fdatasynced, and the records given meanwhile wait for that sync, then go in one
-// write (group commit). A record is its owner's, and acknowledged, once durable; one whose write or
-// sync fails is cut from the file: an append is refused and never stored, or stored and
-// acknowledged. Files of the log (`DATA_DIR/update-log/<n>.log`) are
-// deleted once everything in them is in LevelDB; at start, whatever a crash left in them goes to
-// LevelDB before the server serves anything.
-//
-// A record: its body's length and the body's CRC-32 (4 bytes each, little-endian), then the body:
-// its kind (1 = updates appended to a document, 2 = a document deleted), the document id after a
-// 2-byte length, and for appends each update after a 4-byte length.
+// The update log: the embedded store's write-ahead log, durable before level-doc-store.js moves it to
+// LevelDB. A record is written at once, synchronously, so its ACK follows its relayed copies
+// (docs/PERFORMANCE.md, "An update log in front of LevelDB"); with SYNC_WRITES the records given
+// during a sync go in one write after it (group commit). A record that fails is cut from the file.
+// A record: body length and CRC-32 (4 bytes LE each), then kind (1 append, 2 delete), the document
+// id after a 2-byte length, and each update after a 4-byte length.
 
 export const LOG_DIR = 'update-log'
 const HEADER = 8
@@ -25,28 +16,24 @@ export const KINDS = Object.freeze({ APPEND: 1, DELETE: 2 })
 
 /**
  * @typedef {{ kind: number, docId: string, updates: Uint8Array[] }} LogRecord
- * @typedef {{ bytes: Uint8Array, onDurable: () => void, resolve: () => void, reject: (err: unknown) => void }} Waiting
+ * @typedef {{ bytes: Uint8Array, onDurable: () => void, resolve: () => void, reject: (err: unknown) => void }} PendingRecord
  */
 
 export class UpdateLog {
-  /** @type {Waiting[]} records waiting for the sync under way to end */
-  #waiting = []
+  /** @type {PendingRecord[]} records given during the sync under way, written after it */
+  #pending = []
   /** the file a sync is under way on, -1 when none */
   #syncingFd = -1
-  /** the number of that file: the records of the batch being synced are not handed over yet */
+  /** that file's number: the batch being synced is not handed over yet */
   #syncingFile = -1
   /** bytes of whole records in the current file: a failed write is cut back to it */
   #size = 0
-  /** a failed write may have left part of a record past `#size` that is not cut back yet */
+  /** part of a record may lie past `#size`, not cut back yet */
   #cutShort = false
   /** @type {number[]} files of the log before the current one, not yet deleted */
   #older = []
 
-  /**
-   * @param {string} dir
-   * @param {number} file the number of the file to write
-   * @param {{ sync: boolean }} options `sync`: fdatasync each write before it counts as done
-   */
+  /** @param {string} dir @param {number} file the number of the file to write @param {{ sync: boolean }} options fdatasync each write */
   constructor (dir, file, { sync }) {
     this.dir = dir
     this.sync = sync
@@ -56,26 +43,24 @@ export class UpdateLog {
   }
 
   /**
-   * Writes a record at once, or after the sync under way with the others that waited for it; the
-   * promise resolves once it is durable (synced, with `sync`). `onDurable` runs then, just before:
-   * from then on the owner holds the record, and must move it elsewhere before the file goes
-   * (`settledFiles`). A failed write or sync rejects, and the record is cut from the file, so that
-   * what was refused never reaches storage, not even through a crash and the next start.
+   * Resolves once durable; `onDurable` runs just before, and the owner must then move the record
+   * elsewhere before the file goes (`settledFiles`). A failure rejects and cuts it from the file, so
+   * nothing refused is stored, not even through a crash.
    * @param {Uint8Array} bytes one record (encodeRecord)
    * @param {() => void} [onDurable]
    * @returns {Promise<void>}
    */
   write (bytes, onDurable = () => {}) {
     return new Promise((resolve, reject) => {
-      this.#waiting.push({ bytes, onDurable, resolve, reject })
-      if (this.#syncingFd === -1) this.#flush()
+      this.#pending.push({ bytes, onDurable, resolve, reject })
+      if (this.#syncingFd === -1) this.#writeBatch()
     })
   }
 
-  #flush () {
-    const batch = this.#waiting.splice(0)
+  #writeBatch () {
+    const batch = this.#pending.splice(0)
     if (batch.length === 0) return
-    const bytes = batch.length === 1 ? batch[0].bytes : Buffer.concat(batch.map(waiting => waiting.bytes))
+    const bytes = batch.length === 1 ? batch[0].bytes : Buffer.concat(batch.map(record => record.bytes))
     try {
       if (this.#cutShort) {
         ftruncateSync(this.fd, this.#size)
@@ -87,7 +72,7 @@ export class UpdateLog {
       this.#cutShort = false
     } catch (err) {
       this.#cutBack()
-      for (const waiting of batch) waiting.reject(err)
+      for (const record of batch) record.reject(err)
       return
     }
     const start = this.#size
@@ -103,20 +88,18 @@ export class UpdateLog {
       this.#syncingFd = -1
       this.#syncingFile = -1
       if (err) this.#cutFrom(fd, start)
-      // Rotated away or closed while it synced (see #release): closed now that the sync has answered.
+      // Rotated away or closed while it synced (#release): closed now.
       if (fd !== this.fd) closeSync(fd)
-      if (err) for (const waiting of batch) waiting.reject(err)
+      if (err) for (const record of batch) record.reject(err)
       else done(batch)
-      if (this.#waiting.length > 0) this.#flush()
+      if (this.#pending.length > 0) this.#writeBatch()
     })
   }
 
   /**
-   * Cuts a batch whose sync failed from its file (nothing was written after it: the next batch waits
-   * for the sync). Should that fail too, the current file is cut before its next write; a file
-   * rotated away keeps the batch, which a crash before its deletion would bring back unacknowledged.
-   * @param {number} fd
-   * @param {number} start
+   * A batch whose sync failed (nothing follows it). If the cut fails too, the current file is cut
+   * before its next write; a rotated file keeps it, and a crash would bring it back unacknowledged.
+   * @param {number} fd @param {number} start
    */
   #cutFrom (fd, start) {
     if (fd === this.fd) {
@@ -130,7 +113,7 @@ export class UpdateLog {
     } catch {}
   }
 
-  /** Cuts a failed write back to the last whole record; if that fails too, the next write tries first. */
+  /** Back to the last whole record; if that fails too, the next write tries first. */
   #cutBack () {
     try {
       ftruncateSync(this.fd, this.#size)
@@ -138,11 +121,7 @@ export class UpdateLog {
     } catch {}
   }
 
-  /**
-   * Starts a new file once the current one has grown past `bytes`. The files before it can be deleted
-   * once every record they hold is elsewhere (`settledFiles`).
-   * @param {number} bytes
-   */
+  /** Starts a new file once the current one is past `bytes`. @param {number} bytes */
   rotateIfPast (bytes) {
     if (this.#size < bytes || this.#cutShort) return
     const next = this.file + 1
@@ -162,19 +141,14 @@ export class UpdateLog {
   }
 
   /**
-   * Closes the current file, unless a sync of it is under way: closing it then could fail that sync,
-   * or, were its number reused by a file opened meanwhile, sync the wrong file and acknowledge
-   * records that are not on disk. The sync's callback closes it instead.
+   * Not while a sync of it is under way: closing could fail the sync, or sync a reused descriptor's
+   * file and acknowledge records not on disk. The sync's callback closes it.
    */
   #release () {
     if (this.fd !== this.#syncingFd) closeSync(this.fd)
   }
 
-  /**
-   * The files before the current one whose every record the owner holds now (one rotated away during
-   * its sync holds a batch that is handed over only when the sync answers): once the owner has moved
-   * everything it holds now elsewhere, they can be deleted.
-   */
+  /** Older files deletable once the owner has moved what it holds now (not one rotated away mid-sync). */
   settledFiles () {
     return this.#older.filter(file => file !== this.#syncingFile)
   }
@@ -187,32 +161,23 @@ export class UpdateLog {
     }
   }
 
-  /**
-   * Closes the file; with `empty` (the owner holds nothing the database lacks), deletes it and the
-   * older ones, unless records are still being written or synced.
-   * @param {{ empty: boolean }} options
-   */
+  /** `empty`: the owner holds nothing LevelDB lacks, so the files go, unless records are in flight. @param {{ empty: boolean }} options */
   close ({ empty }) {
     this.#release()
     this.fd = -1
-    if (!empty || this.#syncingFd !== -1 || this.#waiting.length > 0) return
+    if (!empty || this.#syncingFd !== -1 || this.#pending.length > 0) return
     this.deleteFiles([...this.#older])
     unlinkSync(fileOf(this.dir, this.file))
   }
 }
 
-/** Hands a durable batch over, all of it before any ACK. @param {Waiting[]} batch */
+/** Hands a durable batch over, all of it before any ACK. @param {PendingRecord[]} batch */
 function done (batch) {
-  for (const waiting of batch) waiting.onDurable()
-  for (const waiting of batch) waiting.resolve()
+  for (const record of batch) record.onDurable()
+  for (const record of batch) record.resolve()
 }
 
-/**
- * @param {number} kind
- * @param {string} docId
- * @param {Uint8Array[]} updates
- * @returns {Buffer}
- */
+/** @param {number} kind @param {string} docId @param {Uint8Array[]} updates @returns {Buffer} */
 export function encodeRecord (kind, docId, updates = []) {
   const id = Buffer.from(docId, 'utf8')
   const length = 3 + id.length + updatesLength(updates)
@@ -227,11 +192,10 @@ export function encodeRecord (kind, docId, updates = []) {
 }
 
 /**
- * The records of one file of the log, up to the first that is not whole.
+ * Up to the first record that is not whole.
  * @param {Uint8Array} bytes
  * @returns {{ records: LogRecord[], damage: { offset: number, problem: string } | null, tornBytes: number }}
- *   `damage`: a record that is all there but wrong (its checksum, its kind or its framing);
- *   `tornBytes`: an incomplete last record, as a write cut short leaves it
+ *   `damage`: a whole record that is wrong; `tornBytes`: an incomplete last record (a write cut short)
  */
 export function readRecords (bytes) {
   const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
@@ -271,12 +235,7 @@ export function updatesLength (updates) {
   return length
 }
 
-/**
- * Writes each update after its length (4 bytes, little-endian), from `offset` on.
- * @param {Buffer} target
- * @param {number} offset
- * @param {Uint8Array[]} updates
- */
+/** Each update after its 4-byte little-endian length. @param {Buffer} target @param {number} offset @param {Uint8Array[]} updates */
 export function writeUpdates (target, offset, updates) {
   for (const update of updates) {
     target.writeUInt32LE(update.byteLength, offset)
@@ -285,13 +244,7 @@ export function writeUpdates (target, offset, updates) {
   }
 }
 
-/**
- * What `writeUpdates` wrote from `offset` to the end of `bytes` (views into it), or null when the
- * lengths do not add up to it.
- * @param {Uint8Array} bytes
- * @param {number} offset
- * @returns {Uint8Array[] | null}
- */
+/** Views of what `writeUpdates` wrote, or null when the lengths do not add up. @param {Uint8Array} bytes @param {number} offset @returns {Uint8Array[] | null} */
 export function readUpdates (bytes, offset) {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
   /** @type {Uint8Array[]} */
@@ -307,11 +260,7 @@ export function readUpdates (bytes, offset) {
   return updates
 }
 
-/**
- * The files a previous run left in `dir`, oldest first, each with its bytes; creates `dir`.
- * @param {string} dir
- * @returns {Promise<{ file: number, path: string, bytes: Uint8Array }[]>}
- */
+/** Oldest first; creates `dir`. @param {string} dir @returns {Promise<{ file: number, path: string, bytes: Uint8Array }[]>} */
 export async function leftoverFiles (dir) {
   await mkdir(dir, { recursive: true })
   const files = (await readdir(dir))
