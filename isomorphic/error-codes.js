@@ -1,5 +1,5 @@
 // The one error-code registry: REST responses and socket ACKs refuse with these codes, and the
-// README's error table is checked against it (test/readme.test.js).
+// error table of docs/API.md is checked against it (test/readme.test.js).
 
 /**
  * Every refusal, REST or socket, carries one of these codes. `status` is the HTTP status it maps to;

@@ -19,6 +19,7 @@ const blueprint = parse(read('render.yaml'))
 const nginx = read('deploy/nginx.conf').replace(/#.*$/gm, '')
 const dockerfile = instructions(read('Dockerfile'))
 const pkg = JSON.parse(read('package.json'))
+const deployment = read('docs/DEPLOYMENT.md')
 const readme = read('README.md')
 const envExample = parseEnvFile(read('.env.example'))
 const dockerignore = read('.dockerignore').split('\n').map(line => line.trim()).filter(line => line && !line.startsWith('#'))
@@ -49,7 +50,7 @@ function envOf (service) {
     : Object.entries(env)
   const interpolate = (/** @type {string} */ value) => value.replace(/\$\{(\w+)(?::\?[^}]*)?\}/g, (_, name) => {
     const given = OPERATOR_ENV[/** @type {keyof typeof OPERATOR_ENV} */ (name)]
-    assert.ok(given !== undefined, `docker-compose.yml needs \${${name}} from the operator, which the README does not ask for`)
+    assert.ok(given !== undefined, `docker-compose.yml needs \${${name}} from the operator, which docs/DEPLOYMENT.md does not ask for`)
     return given
   })
   return Object.fromEntries(entries.map(([key, value]) => [key, interpolate(String(value ?? ''))]))
@@ -298,8 +299,8 @@ describe('Dockerfile', () => {
     assert.match(check[1], /\/api\/health/)
   })
 
-  it('keeps node_modules, the client build, secrets, tests, reports and the peer comparison out of the build context', () => {
-    for (const path of ['node_modules', 'client/dist', '.env', 'test', 'reports', 'loadtest/peers']) {
+  it('keeps node_modules, the client build, secrets, tests, reports and the benchmarks out of the build context', () => {
+    for (const path of ['node_modules', 'client/dist', '.env', 'test', 'reports', 'bench']) {
       assert.ok(dockerignore.includes(path), `${path} is not in .dockerignore`)
     }
     // What the image builds and runs must stay in.
@@ -324,7 +325,7 @@ describe('Dockerfile', () => {
   })
 })
 
-describe('.env.example and the Docker commands of the README', () => {
+describe('.env.example and the Docker commands of the README and docs/DEPLOYMENT.md', () => {
   it('lists the secrets docker-compose.yml asks for, and only variables something reads', () => {
     const asked = [...read('docker-compose.yml').matchAll(/\$\{(\w+):\?/g)].map(([, name]) => name)
     assert.ok(asked.length >= 3)
@@ -339,13 +340,13 @@ describe('.env.example and the Docker commands of the README', () => {
   })
 
   it('gives docker run the env file and a stop timeout longer than PM2\'s kill_timeout', () => {
-    const commands = readme.split('\n').filter(line => /^\s*docker run /.test(line))
-    assert.ok(commands.length > 0, 'the README shows no docker run')
+    assert.ok(/^\s*docker run /m.test(deployment), 'docs/DEPLOYMENT.md shows no docker run')
+    const commands = `${readme}\n${deployment}`.split('\n').filter(line => /^\s*docker run /.test(line))
     for (const command of commands) {
       assert.match(command, /--env-file \.env\b/, `${command}: no secrets passed`)
       assert.ok(Number(/--stop-timeout[ =](\d+)/.exec(command)?.[1] ?? 10) > 15, `${command}: docker stop would cut the drain short`)
     }
-    assert.match(readme, /cp \.env\.example \.env/)
+    assert.match(deployment, /cp \.env\.example \.env/)
   })
 
   it('stops pm2-runtime at once, naming the variable, when the image runs without secrets', async () => {

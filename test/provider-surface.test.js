@@ -6,7 +6,7 @@ import { eventually } from './helpers/eventually.js'
 import { createSession, startServer } from './helpers/server.js'
 
 // The names y-websocket's WebsocketProvider and Hocuspocus's provider give the same state, so code
-// written for them reads this provider unchanged (README, "Tandem as a package").
+// written for them reads this provider unchanged (docs/PROVIDER.md, "The provider").
 
 describe('the provider\'s y-websocket and Hocuspocus names', () => {
   /** @type {Awaited<ReturnType<typeof startServer>>} */

@@ -5,26 +5,58 @@ import { ENVIRONMENT } from '../server/config.js'
 import { ERRORS } from '../isomorphic/error-codes.js'
 import { tableAfter as markdownTable } from './helpers/markdown.js'
 
-const readme = await readFile(new URL('../README.md', import.meta.url), 'utf8')
+const read = (/** @type {string} */ path) => readFile(new URL(`../${path}`, import.meta.url), 'utf8')
+const readme = await read('README.md')
+const configuration = await read('docs/CONFIGURATION.md')
+const security = await read('docs/SECURITY.md')
+const api = await read('docs/API.md')
 
-/** README table rows after `heading`, with code cells unquoted. @param {string} heading */
-const tableAfter = heading => markdownTable(readme, heading).map(row => row.map(cell => cell.replace(/^`|`$/g, '')))
+/**
+ * Rows of the table after `heading` in `markdown`, with code cells unquoted.
+ * @param {string} markdown
+ * @param {string} heading
+ */
+function tableAfter (markdown, heading) {
+  assert.ok(markdown.includes(`\n${heading}\n`), `no "${heading}" section`)
+  return markdownTable(markdown, `\n${heading}\n`).map(row => row.map(cell => cell.replace(/^`|`$/g, '')))
+}
 
-describe('README', () => {
-  it('lists exactly the error codes of the registry, with their statuses', () => {
-    const documented = tableAfter('## Errors').map(([code, status, retry, meaning]) => ({ code, status: Number(status), retry: retry === 'yes', meaning }))
+/** `METHOD /path` of every route the route modules register, under the prefix app.js mounts each at. */
+async function registeredRoutes () {
+  const app = await read('server/app.js')
+  const mounts = new Map([...app.matchAll(/app\.use\((?:'([^']*)',[^\n]*?)?(\w+Routes)\(/g)].map(([, prefix, name]) => [name, prefix ?? '']))
+  const files = { healthRoutes: 'health-routes.js', sessionsRoutes: 'sessions-routes.js', metricsRoutes: 'metrics-routes.js' }
+  const routes = []
+  for (const [name, file] of Object.entries(files)) {
+    assert.ok(mounts.has(name), `server/app.js mounts no ${name}`)
+    const source = await read(`server/http/${file}`)
+    for (const [, method, path] of source.matchAll(/router\.(get|post|patch|put|delete)\('([^']*)'/g)) {
+      routes.push(`${method.toUpperCase()} ${(mounts.get(name) + path).replace(/(.)\/$/, '$1')}`)
+    }
+  }
+  return routes.sort()
+}
+
+describe('README and the tables of docs/', () => {
+  it('lists exactly the error codes of the registry, with their statuses (docs/API.md)', () => {
+    const documented = tableAfter(api, '## Errors').map(([code, status, retry, meaning]) => ({ code, status: Number(status), retry: retry === 'yes', meaning }))
     const registry = Object.entries(ERRORS).map(([code, { status, retry, description }]) => ({ code, status, retry, meaning: description }))
     assert.deepEqual(documented, registry)
   })
 
-  it('lists exactly the environment variables the config reads, with their defaults', () => {
-    const documented = tableAfter('## Configuration').map(([env, value]) => ({ env, default: value }))
+  it('lists exactly the REST routes the server registers (docs/API.md)', async () => {
+    const documented = tableAfter(api, '## REST API').map(([route]) => route.replace(/\?.*$/, ''))
+    assert.deepEqual([...documented].sort(), await registeredRoutes())
+  })
+
+  it('lists exactly the environment variables the config reads, with their defaults (docs/CONFIGURATION.md)', () => {
+    const documented = tableAfter(configuration, '## Environment variables').map(([env, value]) => ({ env, default: value }))
     assert.deepEqual(documented, ENVIRONMENT.map(({ env, default: value }) => ({ env, default: value })))
   })
 
-  it('gives each limit of the Security section the default the config has', () => {
+  it('gives each limit of docs/SECURITY.md the default the config has', () => {
     const defaults = new Map(ENVIRONMENT.map(({ env, default: value }) => [env, value]))
-    const limits = tableAfter('## Security')
+    const limits = tableAfter(security, '## Limits')
     assert.ok(limits.length >= 10)
     for (const [limit, setting, value] of limits) {
       if (setting === 'fixed') continue
@@ -41,8 +73,8 @@ describe('README', () => {
     assert.match(capacity, /Measured on \d{4}-\d{2}-\d{2}/)
     assert.match(capacity, /`npm run loadtest -- --runs \d+ [^`]+`/)
     // Moved, not retyped: each row's ACK p50 and p99 stand in a dated table of docs/PERFORMANCE.md.
-    const performance = await readFile(new URL('../docs/PERFORMANCE.md', import.meta.url), 'utf8')
-    const rows = tableAfter('## Capacity')
+    const performance = await read('docs/PERFORMANCE.md')
+    const rows = tableAfter(readme, '## Capacity')
     assert.ok(rows.length >= 5)
     for (const [, editors, ackP50, ackP99] of rows) {
       assert.ok(performance.includes(`| ${editors} | ${ackP50} ms | ${ackP99} ms |`), `${editors} editors: ${ackP50}/${ackP99} ms not in docs/PERFORMANCE.md`)
@@ -51,6 +83,7 @@ describe('README', () => {
 
   it('tells how to read the logs', () => {
     assert.match(readme, /npm start \| npx pino-pretty/)
+    assert.match(configuration, /npm start \| npx pino-pretty/)
   })
 
   it('shows the two commands a newcomer needs', () => {

@@ -299,10 +299,11 @@ function assertNamesTable (logs, table) {
   assert.equal(line.damage[0].problem, 'checksum mismatch')
 }
 
-describe('exit codes in the README', () => {
+describe('exit codes in docs/CONFIGURATION.md', () => {
   it('lists every exit code the server uses, and no other', async () => {
-    const readme = await readFile(new URL('../README.md', import.meta.url), 'utf8')
-    const rows = tableAfter(readme, '### Exit codes')
+    const configuration = await readFile(new URL('../docs/CONFIGURATION.md', import.meta.url), 'utf8')
+    assert.match(configuration, /\n## Exit codes\n/)
+    const rows = tableAfter(configuration, '\n## Exit codes\n')
     assert.deepEqual(
       Object.fromEntries(rows.map(([code, reason]) => [reason.replaceAll('`', ''), Number(code)])),
       { ...EXIT_CODES }

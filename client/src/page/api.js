@@ -1,4 +1,4 @@
-// The REST calls the page makes, same-origin with the server (README, "REST API").
+// The REST calls the page makes, same-origin with the server (docs/API.md, "REST API").
 
 /**
  * @typedef {object} Session

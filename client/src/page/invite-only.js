@@ -29,7 +29,7 @@ export function renderInviteOnly (root) {
       h('h3', {}, ['Running this server?']),
       h('p', {}, ['Create a session and mint a link through the REST API with the API key, or from a checkout:']),
       h('pre', {}, ['API_KEY=… TANDEM_URL=', window.location.origin, ' npm run invite -- <session id> <user> editor']),
-      h('p', {}, ['The README\'s "Invite links" section shows both.'])
+      h('p', {}, ['The "Invite links" section of docs/API.md shows both.'])
     ])
   )
 }
