@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict'
-import http from 'node:http'
 import { Writable } from 'node:stream'
 import { after, before, describe, it } from 'node:test'
 import * as decoding from 'lib0/decoding'
@@ -14,7 +13,7 @@ import { CLOSE_REASONS, EVENTS, TEXT_NAME } from '../isomorphic/events.js'
 import { TestEditor, awarenessUpdate, awarenessUpdates, cursorIn } from './helpers/editor.js'
 import { eventually } from './helpers/eventually.js'
 import { deferrals } from './helpers/processes.js'
-import { api, createSession, startServer, tempDataDir } from './helpers/server.js'
+import { api, createSession, rawRequest, startServer, tempDataDir } from './helpers/server.js'
 
 // Small inputs must not cost large resources, nor outlast the rights they were sent with: each
 // test sends what an abusive client sent, against a real server, and checks what the server holds
@@ -320,25 +319,6 @@ describe('abusive clients of a server with auth off', { timeout: 60000 }, () => 
     }
   })
 })
-
-/**
- * One HTTP request with headers fetch would not send as given (`Host`).
- * @param {string} url @param {string} method @param {string} path
- * @param {Record<string, string>} headers @param {string} [body]
- * @returns {Promise<{ status: number | undefined, body: string }>}
- */
-function rawRequest (url, method, path, headers, body) {
-  return new Promise((resolve, reject) => {
-    const req = http.request(new URL(path, url), { method, headers }, (res) => {
-      let text = ''
-      res.setEncoding('utf8')
-      res.on('data', chunk => { text += chunk })
-      res.on('end', () => resolve({ status: res.statusCode, body: text }))
-    })
-    req.on('error', reject)
-    req.end(body)
-  })
-}
 
 describe('the shipped page', () => {
   it('draws a remote user whose colour is not hex in a neutral colour, and strips control characters from its name', (t) => {

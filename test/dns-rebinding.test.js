@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict'
-import http from 'node:http'
 import { describe, it } from 'node:test'
-import { startServer } from './helpers/server.js'
+import { rawRequest, startServer } from './helpers/server.js'
 
 // DNS rebinding: another site points its own name at 127.0.0.1, and its page's requests to this
 // server are then same-origin to the browser, so no CORS setting stops them. A server on loopback
@@ -33,22 +32,3 @@ describe('a loopback server with auth off', () => {
     })
   }
 })
-
-/**
- * One HTTP request with headers fetch would not send as given (`Host`).
- * @param {string} url @param {string} method @param {string} path
- * @param {Record<string, string>} headers @param {string} [body]
- * @returns {Promise<{ status: number | undefined, body: string }>}
- */
-function rawRequest (url, method, path, headers, body) {
-  return new Promise((resolve, reject) => {
-    const req = http.request(new URL(path, url), { method, headers }, (res) => {
-      let text = ''
-      res.setEncoding('utf8')
-      res.on('data', chunk => { text += chunk })
-      res.on('end', () => resolve({ status: res.statusCode, body: text }))
-    })
-    req.on('error', reject)
-    req.end(body)
-  })
-}

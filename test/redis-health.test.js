@@ -22,6 +22,22 @@ async function serverLogging (redisUrl) {
   return { ...server, lines, errorLines: () => lines.filter(line => line.level >= 50) }
 }
 
+/**
+ * A Redis, a server on it that keeps its log lines, and a client of the test's own for Redis
+ * commands; all closed at the end of the test.
+ * @param {import('node:test').TestContext} t
+ */
+async function serverOnRedis (t) {
+  const defer = deferrals(t)
+  const redis = await startRedis()
+  defer(() => redis.remove())
+  const server = await serverLogging(redis.url)
+  defer(() => server.close())
+  const admin = redis.client()
+  defer(() => admin.quit())
+  return { server, admin, defer }
+}
+
 /** @param {string} url */
 async function health (url) {
   const { status, body } = await api(url, '/api/health')
@@ -30,19 +46,13 @@ async function health (url) {
 
 describe('health while Redis refuses writes', { skip: missing('redis-server') }, () => {
   it('answers 503 degraded with READONLY while Redis is a replica, logs the code once, and is ok again once Redis takes writes', async (t) => {
-    const defer = deferrals(t)
-    const redis = await startRedis()
-    defer(() => redis.remove())
-    const server = await serverLogging(redis.url)
-    defer(() => server.close())
+    const { server, admin, defer } = await serverOnRedis(t)
     const [session, other] = [await createSession(server.url), await createSession(server.url)]
     const alice = new TestEditor(server.url)
     defer(() => alice.close())
     assert.equal((await alice.join(session.id)).ok, true)
     assert.deepEqual(await alice.insert(session.id, 0, 'a'), { ok: true })
 
-    const admin = redis.client()
-    defer(() => admin.quit())
     await admin.call('REPLICAOF', '127.0.0.1', String(await freePort()))
     const refused = await alice.insert(session.id, 1, 'b')
     assert.equal(refused.ok, false)
@@ -61,11 +71,7 @@ describe('health while Redis refuses writes', { skip: missing('redis-server') },
   })
 
   it('answers 503 degraded with OOM past maxmemory, with one error line however many loads and writes Redis refuses', async (t) => {
-    const defer = deferrals(t)
-    const redis = await startRedis()
-    defer(() => redis.remove())
-    const server = await serverLogging(redis.url)
-    defer(() => server.close())
+    const { server, admin, defer } = await serverOnRedis(t)
     const session = await createSession(server.url)
     const unloaded = [await createSession(server.url), await createSession(server.url), await createSession(server.url)]
     const alice = new TestEditor(server.url)
@@ -73,8 +79,6 @@ describe('health while Redis refuses writes', { skip: missing('redis-server') },
     assert.equal((await alice.join(session.id)).ok, true)
     assert.deepEqual(await alice.insert(session.id, 0, 'a'), { ok: true })
 
-    const admin = redis.client()
-    defer(() => admin.quit())
     await admin.config('SET', 'maxmemory-policy', 'noeviction')
     await admin.config('SET', 'maxmemory', '1')
     defer(() => admin.config('SET', 'maxmemory', '0'))
@@ -93,18 +97,12 @@ describe('health while Redis refuses writes', { skip: missing('redis-server') },
   })
 
   it('answers 503 degraded with ETIMEDOUT while Redis holds every write unanswered, and is ok again after', async (t) => {
-    const defer = deferrals(t)
-    const redis = await startRedis()
-    defer(() => redis.remove())
-    const server = await serverLogging(redis.url)
-    defer(() => server.close())
+    const { server, admin, defer } = await serverOnRedis(t)
     const session = await createSession(server.url)
     const alice = new TestEditor(server.url)
     defer(() => alice.close())
     assert.equal((await alice.join(session.id)).ok, true)
 
-    const admin = redis.client()
-    defer(() => admin.quit())
     await admin.call('CLIENT', 'PAUSE', '7000', 'WRITE')
     // Its ACK comes no sooner than the command timeout, as long as the editor waits for one.
     const stalled = alice.insert(session.id, 0, 'a').catch(() => null)

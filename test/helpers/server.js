@@ -1,3 +1,4 @@
+import http from 'node:http'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { atEnd } from './at-end.js'
 import { tmpdir } from 'node:os'
@@ -85,4 +86,23 @@ export function manualClock () {
     /** @param {number} by milliseconds */
     advance (by) { ms += by }
   }
+}
+
+/**
+ * One HTTP request with headers fetch would not send as given (`Host`).
+ * @param {string} url @param {string} method @param {string} path
+ * @param {Record<string, string>} headers @param {string} [body]
+ * @returns {Promise<{ status: number | undefined, body: string }>}
+ */
+export function rawRequest (url, method, path, headers, body) {
+  return new Promise((resolve, reject) => {
+    const req = http.request(new URL(path, url), { method, headers }, (res) => {
+      let text = ''
+      res.setEncoding('utf8')
+      res.on('data', chunk => { text += chunk })
+      res.on('end', () => resolve({ status: res.statusCode, body: text }))
+    })
+    req.on('error', reject)
+    req.end(body)
+  })
 }
