@@ -1,17 +1,12 @@
 import * as decoding from 'lib0/decoding'
 import * as Y from 'yjs'
+import { CONTENT_DELETED, CONTENT_REF, CONTENT_STRING, HAS_ORIGIN, HAS_PARENT_SUB, HAS_RIGHT_ORIGIN } from './update-shape.js'
 
 // Most updates are typing: one client's new text placed next to what the document has, and
 // deletions. Such an update is read straight from its bytes with lib0's readers, in the order Yjs
 // reads a v1 update, without building the objects `Y.decodeUpdate` makes (docs/PERFORMANCE.md, "ACKs
 // written to the WebSocket directly, and typing checked from its bytes"). Anything else goes to the
 // full check (update-check.js), which gives every refusal: this says only "typing, all fine" or null.
-const CONTENT_DELETED = 1
-const CONTENT_STRING = 4
-const HAS_ORIGIN = 0x80
-const HAS_RIGHT_ORIGIN = 0x40
-const HAS_PARENT_SUB = 0x20
-const CONTENT_REF = 0x1f
 
 /**
  * @param {Uint8Array} update

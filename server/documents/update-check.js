@@ -56,11 +56,10 @@ export function checkUpdate (update, ydoc, limits, unapplied = NOTHING) {
  * @param {DocLimits} limits
  * @returns {{ added: number, ranges: number, clients: number, values: number }}
  */
-export function checkInFull (update, ydoc, { maxTypeDepth, rootTypes }) {
-  let structs, ds, shape
+export function checkInFull (update, ydoc, { maxTypeDepth, rootTypes, maxDocStructs }) {
+  let shape
   try {
-    shape = readShape(update);
-    ({ structs, ds } = Y.decodeUpdate(update))
+    shape = readShape(update)
   } catch {
     throw new AppError('INVALID_UPDATE', 'update is not a valid Yjs update')
   }
@@ -68,6 +67,16 @@ export function checkInFull (update, ydoc, { maxTypeDepth, rootTypes }) {
     throw new AppError('INVALID_UPDATE', 'update is not valid: a client appears in more than one section')
   }
   if (shape.subdocuments > 0) throw new AppError('INVALID_UPDATE', 'update is not valid: subdocuments are not supported')
+  // Refused before decoding, which would build every value.
+  if (structCount(ydoc) + shape.values > maxDocStructs) {
+    throw new AppError('TOO_LARGE', `the document would hold more than ${maxDocStructs} structs`)
+  }
+  let structs, ds
+  try {
+    ({ structs, ds } = Y.decodeUpdate(update))
+  } catch {
+    throw new AppError('INVALID_UPDATE', 'update is not a valid Yjs update')
+  }
   // What the document will hold of each client (structs come grouped by client, in clock order).
   /** @type {Map<number, number>} */
   const next = new Map()

@@ -4,11 +4,14 @@ import { AppError } from '../errors.js'
 // Reads a v1 update from its bytes, in the order Yjs does, without building structs, to answer what
 // decoding cannot: each section's client (Yjs keeps only a client's last section) and how many
 // values the content holds (each costs far more heap than the bytes that name it).
+/** The bits of a struct's info byte, and its content kinds, as Yjs writes them (version 1). */
+export const HAS_ORIGIN = 0x80
+export const HAS_RIGHT_ORIGIN = 0x40
+export const HAS_PARENT_SUB = 0x20
+export const CONTENT_REF = 0x1f
+export const CONTENT_DELETED = 1
+export const CONTENT_STRING = 4
 const SKIP = 10
-const HAS_ORIGIN = 0x80
-const HAS_RIGHT_ORIGIN = 0x40
-const HAS_PARENT_SUB = 0x20
-const CONTENT_REF = 0x1f
 const TYPE_XML_ELEMENT = 3
 const TYPE_XML_HOOK = 5
 const MAX_ANY_DEPTH = 64
@@ -82,7 +85,7 @@ function readStruct (decoder, shape) {
     if (info & HAS_PARENT_SUB) decoding.readVarString(decoder)
   }
   switch (content) {
-    case 1: // deleted
+    case CONTENT_DELETED:
       decoding.readVarUint(decoder)
       return
     case 2: { // JSON: each value a JSON text
@@ -94,7 +97,7 @@ function readStruct (decoder, shape) {
       decoding.readVarUint8Array(decoder)
       shape.values++
       return
-    case 4: // string
+    case CONTENT_STRING:
       decoding.readVarString(decoder)
       return
     case 5: // embed

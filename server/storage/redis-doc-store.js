@@ -13,16 +13,19 @@ const LOCK_TTL_MS = 30000
 // Outlives any copy another process may still hold and compact (DOC_IDLE_MS is at most a day).
 const TOMBSTONE_TTL_MS = 7 * 24 * 3600 * 1000
 
-// Stores a snapshot only if it covers more than the stored one, and trims what it covers, in one
-// step, so a stale copy never replaces a newer snapshot; a deleted document stays deleted.
-const COMPACT_SCRIPT = `
-if redis.call('EXISTS', KEYS[3]) == 1 or redis.call('EXISTS', KEYS[2]) == 0 then return 0 end
-local function older (a, b)
+// Whether stream id `a` comes before `b` (Lua numbers hold a millisecond time exactly).
+const OLDER_LUA = `local function older (a, b)
   local am, as = string.match(a, '(%d+)-(%d+)')
   local bm, bs = string.match(b, '(%d+)-(%d+)')
   am, as, bm, bs = tonumber(am), tonumber(as), tonumber(bm), tonumber(bs)
   return am < bm or (am == bm and as < bs)
-end
+end`
+
+// Stores a snapshot only if it covers more than the stored one, and trims what it covers, in one
+// step, so a stale copy never replaces a newer snapshot; a deleted document stays deleted.
+const COMPACT_SCRIPT = `
+if redis.call('EXISTS', KEYS[3]) == 1 or redis.call('EXISTS', KEYS[2]) == 0 then return 0 end
+${OLDER_LUA}
 local current = redis.call('HGET', KEYS[1], 'position')
 if current and not older(current, ARGV[2]) then return 0 end
 redis.call('HSET', KEYS[1], 'data', ARGV[1], 'position', ARGV[2])
@@ -39,12 +42,7 @@ return 1
 // ARGV: origin, '1' for SPUBLISH, then per document its channel ('' = none), the newest entry its
 // writer knows ('' = none), the number of its updates, and the updates.
 const APPEND_SCRIPT = `
-local function older (a, b)
-  local am, as = string.match(a, '(%d+)-(%d+)')
-  local bm, bs = string.match(b, '(%d+)-(%d+)')
-  am, as, bm, bs = tonumber(am), tonumber(as), tonumber(bm), tonumber(bs)
-  return am < bm or (am == bm and as < bs)
-end
+${OLDER_LUA}
 local replies = {}
 local a = 3
 for k = 1, #KEYS, 3 do
