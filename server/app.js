@@ -47,8 +47,7 @@ export async function createServer (config, deps = {}) {
   const storageHealth = new StorageHealth(logger, metrics.storageErrors)
   const backend = await openBackend(config, logger, storageHealth)
   const corsOrigin = allowedOrigins(config.corsOrigin)
-  // Auth off on loopback answers only this machine's names: a page on a rebound name is same-origin to
-  // the browser, so no CORS setting refuses it.
+  // Auth off on loopback: only this machine's names (DNS rebinding; origins.js, hostAllowed).
   const localOnly = !config.authSecret && isLoopback(config.host)
 
   const app = express()
@@ -144,7 +143,6 @@ export async function createServer (config, deps = {}) {
     /**
      * Stops accepting, disconnects clients (a drain: they reconnect elsewhere), writes every document,
      * closes storage. Idempotent.
-     * @returns {Promise<void>}
      */
     close () {
       closed ??= (async () => {

@@ -11,8 +11,7 @@ const MAX_SAMPLED = 10_000
 
 /**
  * Audit lines: auth failures, refusals at a limit, management actions, as pino lines tagged
- * `audit: true`. Fields name client and target, never a token or key.
- * @param {import('pino').Logger} logger
+ * `audit: true`. Fields name client and target, never a token or key. @param {import('pino').Logger} logger
  * @param {{ now?: () => number }} [options] `now`: the clock of the sampling, in ms
  */
 export function createAudit (logger, { now = () => performance.now() } = {}) {

@@ -1,12 +1,11 @@
 import { ERRORS } from '../isomorphic/error-codes.js'
+/** @import { ErrorBody, ErrorCode } from '../isomorphic/error-codes.js' */
 
 /** An expected failure with a stable code; anything else thrown is an INTERNAL error. */
 export class AppError extends Error {
   /**
-   * @param {import('../isomorphic/error-codes.js').ErrorCode} code
-   * @param {string} message
-   * @param {unknown} [details]
-   * @param {{ cause?: unknown }} [options] `cause` is logged, never sent
+   * @param {ErrorCode} code @param {string} message
+   * @param {unknown} [details] @param {{ cause?: unknown }} [options] `cause` is logged, never sent
    */
   constructor (code, message, details, options) {
     super(message, options)
@@ -20,11 +19,7 @@ export class AppError extends Error {
   }
 }
 
-/**
- * Known codes keep their message; anything else is hidden.
- * @param {unknown} err
- * @returns {import('../isomorphic/error-codes.js').ErrorBody}
- */
+/** Known codes keep their message; anything else is hidden. @param {unknown} err @returns {ErrorBody} */
 export function errorBody (err) {
   if (err instanceof AppError) {
     return err.details === undefined
@@ -41,9 +36,7 @@ export function statusOf (err) {
 
 /**
  * A failure of storage itself becomes UNAVAILABLE (retry later), the original kept as its cause.
- * @template T
- * @param {Promise<T>} operation
- * @returns {Promise<T>}
+ * @template T @param {Promise<T>} operation
  */
 export async function fromStorage (operation) {
   try {

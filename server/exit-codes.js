@@ -25,8 +25,7 @@ export const EXIT_CODES = Object.freeze({
 /** Why the server cannot start: one log line, and the exit code (server/index.js). */
 export class StartError extends Error {
   /**
-   * @param {ExitReason} reason
-   * @param {string} message what is wrong and what to do about it
+   * @param {ExitReason} reason @param {string} message what is wrong and what to do about it
    * @param {Record<string, unknown>} details where (dataDir, file, redis) and the cause
    */
   constructor (reason, message, details) {

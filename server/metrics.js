@@ -71,11 +71,8 @@ function countedOnRead (config) {
 
 /**
  * One tally per value of `label`, each exported from the start.
- * @template {string} V
- * @param {{ name: string, help: string, registers: client.Registry[] }} config
- * @param {string} label
- * @param {readonly V[]} values
- * @returns {Record<V, Tally>}
+ * @template {string} V @param {{ name: string, help: string, registers: client.Registry[] }} config
+ * @param {string} label @param {readonly V[]} values
  */
 function countedOnReadBy (config, label, values) {
   const tallies = values.map(() => new Tally())
@@ -118,8 +115,7 @@ function observedInBatches (config) {
 }
 
 /**
- * Read at scrape time, so they cannot drift from the state they describe.
- * @param {Metrics} metrics
+ * Read at scrape time, so they cannot drift from the state they describe. @param {Metrics} metrics
  * @param {{ connections: () => number, documents: () => number, editors: () => number }} read
  */
 export function registerGauges ({ registry }, read) {

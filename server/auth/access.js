@@ -29,10 +29,7 @@ export class Access {
     return this.issuer !== null
   }
 
-  /**
-   * @param {string} session
-   * @param {{ user: string, role: 'editor' | 'viewer', ttl?: number }} request ttl in seconds
-   */
+  /** @param {string} session @param {{ user: string, role: 'editor' | 'viewer', ttl?: number }} request ttl in s */
   async issue (session, { user, role, ttl }) {
     if (!this.issuer) throw new AppError('BAD_REQUEST', 'authentication is off (no AUTH_SECRET): tokens are not needed')
     // Read before signing: a revocation of the user that lands meanwhile refuses this token too.

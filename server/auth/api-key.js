@@ -9,8 +9,7 @@ export function bearerOf (req) {
 
 /**
  * Constant time: both are hashed first, so neither contents nor lengths show in the timing.
- * @param {string} expected
- * @param {string | undefined} presented
+ * @param {string} expected @param {string | undefined} presented
  */
 export function keyMatches (expected, presented) {
   if (presented === undefined) return false
@@ -25,10 +24,8 @@ export function keyMatches (expected, presented) {
 
 /**
  * With no API_KEY (development) every guard lets the request through.
- * @param {object} deps
- * @param {string} deps.apiKey
- * @param {import('./access.js').Access} deps.access
- * @param {import('../audit.js').Audit} deps.audit
+ * @param {object} deps @param {string} deps.apiKey
+ * @param {import('./access.js').Access} deps.access @param {import('../audit.js').Audit} deps.audit
  * @returns {{ requireApiKey: Guard, requireApiKeyOrToken: Guard }}
  */
 export function apiGuards ({ apiKey, access, audit }) {

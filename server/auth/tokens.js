@@ -29,7 +29,6 @@ export class TokenIssuer {
 
   /**
    * @param {{ session: string, user: string, role: 'editor' | 'viewer', generation: number, ttlSeconds: number }} claims
-   * @returns {Promise<{ token: string, tokenId: string, expiresAt: string }>}
    */
   async issue ({ session, user, role, generation, ttlSeconds }) {
     const issuedAtMs = Date.now()

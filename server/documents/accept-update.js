@@ -1,5 +1,6 @@
 import { AppError } from '../errors.js'
 import { checkUpdate } from './update-check.js'
+/** @import { LiveDoc } from './live-doc.js' */
 
 // An update's rules in one place: checked, applied, relayed, stored, in that order. The transport
 // (realtime/doc-handlers.js) checks membership and rates, then awaits this and replies.
@@ -10,16 +11,11 @@ import { checkUpdate } from './update-check.js'
  */
 
 /**
- * Resolves once the update is stored, which is what the ACK means. It is checked before it touches
- * the document; one that builds on what the copy lacks is checked again after the copy applies what
- * it holds, then (shared store) once more after a catch-up, since another process may have stored
- * it a moment ago. Then LiveDoc.take applies, relays and stores it
- * (docs/ARCHITECTURE.md, "The hand-offs of one update from socket to ACK").
- * @param {import('./live-doc.js').LiveDoc} doc
- * @param {Uint8Array} update
- * @param {import('socket.io').Socket} sender the editor it came from
- * @param {AcceptDeps} deps
- * @param {import('pino').Logger} logger the sender's connection's
+ * Resolves once the update is stored, which is what the ACK means. One that builds on what the copy
+ * lacks is checked again after a catch-up in a shared store: another process may have stored it a
+ * moment ago (docs/ARCHITECTURE.md, "The hand-offs of one update from socket to ACK").
+ * @param {LiveDoc} doc @param {Uint8Array} update @param {import('socket.io').Socket} sender its editor
+ * @param {AcceptDeps} deps @param {import('pino').Logger} logger the sender's connection's
  */
 export async function acceptUpdate (doc, update, sender, { config }, logger) {
   if (doc.bytes + update.byteLength > config.maxDocBytes) {
@@ -45,10 +41,7 @@ export async function acceptUpdate (doc, update, sender, { config }, logger) {
 /**
  * Checks against the copy as applied so far, then with everything applied; null when it still
  * builds on what the copy lacks in a shared store (the stored log may have it).
- * @param {import('./live-doc.js').LiveDoc} doc
- * @param {Uint8Array} update
- * @param {AcceptDeps['config']} config
- * @returns {import('./update-check.js').Additions | null}
+ * @param {LiveDoc} doc @param {Uint8Array} update @param {AcceptDeps['config']} config
  */
 function checkInMemory (doc, update, config) {
   try {
@@ -63,7 +56,7 @@ function checkInMemory (doc, update, config) {
   }
 }
 
-/** @param {unknown} err @param {import('./live-doc.js').LiveDoc} doc @returns {null} */
+/** @param {unknown} err @param {LiveDoc} doc @returns {null} */
 function outOfSyncInSharedStore (err, doc) {
   if (isOutOfSync(err) && doc.store.shared) return null
   throw err
@@ -74,8 +67,7 @@ const isOutOfSync = err => err instanceof AppError && err.code === 'OUT_OF_SYNC'
 
 /**
  * UNAVAILABLE if storage cannot say what other processes stored.
- * @param {import('./live-doc.js').LiveDoc} doc
- * @param {import('pino').Logger} logger
+ * @param {LiveDoc} doc @param {import('pino').Logger} logger
  */
 export async function catchUp (doc, logger) {
   try {

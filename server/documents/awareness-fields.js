@@ -7,10 +7,8 @@ import { TEXT_NAME } from '../../isomorphic/events.js'
 // which then never draws a caret again.
 
 /**
- * `user`, `cursor` and `selection` rebuilt from their checked parts; INVALID_UPDATE for a field the
- * editors could not draw.
- * @param {unknown} state a parsed awareness state, not null
- * @returns {string} JSON
+ * `user`, `cursor` and `selection` rebuilt from their checked parts, as JSON; INVALID_UPDATE for a
+ * field the editors could not draw. @param {unknown} state a parsed awareness state, not null
  */
 export function keptState (state) {
   if (!isRecord(state)) throw invalid('a state must be an object or null')

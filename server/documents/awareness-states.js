@@ -45,9 +45,7 @@ export class AwarenessStates {
    * Applies a connection's update, or changes nothing and throws: INVALID_UPDATE if malformed,
    * FORBIDDEN for another user's client id (live, or released within `holdMs`), RATE_LIMITED past
    * MAX_CLIENTS_PER_CONNECTION or `maxUserIds`, TOO_LARGE past a byte limit.
-   * @param {Uint8Array} update
-   * @param {Announcer} announcer
-   * @param {AwarenessLimits} limits
+   * @param {Uint8Array} update @param {Announcer} announcer @param {AwarenessLimits} limits
    * @returns {AwarenessEntry[]} cut to the fields editors draw
    */
   apply (update, { owner, user, announced }, { maxStateBytes, maxTotalBytes, maxUserBytes, maxUserIds, holdMs }) {
@@ -129,13 +127,10 @@ export class AwarenessStates {
 
   /**
    * Removes the clients `owner` announced (not those another connection took over); they stay bound
-   * to its user for `holdMs`.
-   * @param {Iterable<number>} clientIds
-   * @param {unknown} owner
+   * to its user for `holdMs`. @param {Iterable<number>} clientIds @param {unknown} owner
    * @returns {Uint8Array | null} the update that tells the others
    */
   remove (clientIds, owner) {
-    /** @type {AwarenessEntry[]} */
     const removed = []
     const now = Date.now()
     for (const clientId of clientIds) {
@@ -155,7 +150,6 @@ export class AwarenessStates {
 
   /** Current entries, removals included, as one update. @param {Iterable<number>} clientIds */
   encode (clientIds) {
-    /** @type {AwarenessEntry[]} */
     const entries = []
     for (const clientId of clientIds) {
       const current = this.#clients.get(clientId)
@@ -168,7 +162,6 @@ export class AwarenessStates {
 
   /** For a joiner. */
   encodeAll () {
-    /** @type {AwarenessEntry[]} */
     const live = []
     for (const [clientId, { clock, state }] of this.#clients) live.push({ clientId, clock, state })
     return encodeEntries(live)

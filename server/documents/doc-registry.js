@@ -2,7 +2,7 @@ import { AppError } from '../errors.js'
 import { CompactionQueue } from './compaction-queue.js'
 import { LiveDoc } from './live-doc.js'
 
-/** How long a deleted document's id is remembered: far longer than any load or join takes. */
+/** Far longer than any load or join: a load begun before a deletion must not bring the document back. */
 const DELETED_KEPT_MS = 60 * 60 * 1000
 
 /**
@@ -17,18 +17,13 @@ export class DocRegistry {
   #loading = new Map()
   /** @type {Map<string, Promise<void>>} */
   #unloading = new Map()
-  /**
-   * @type {Map<string, number>} ids deleted in the last DELETED_KEPT_MS, and when: a load that started
-   * before a deletion must not bring the document back
-   */
+  /** @type {Map<string, number>} ids deleted in the last DELETED_KEPT_MS, and when */
   #deleted = new Map()
 
   /**
-   * @param {object} deps
-   * @param {import('../storage/doc-store.js').DocStore} deps.store
+   * @param {object} deps @param {import('../storage/doc-store.js').DocStore} deps.store
    * @param {{ docIdleMs: number, compactAfterUpdates: number, maxDocBytes: number, maxDocStructs: number }} deps.config
-   * @param {import('pino').Logger} deps.logger
-   * @param {import('../metrics.js').Metrics} deps.metrics
+   * @param {import('pino').Logger} deps.logger @param {import('../metrics.js').Metrics} deps.metrics
    * @param {import('../storage/redis-doc-feed.js').RedisDocFeed} [deps.feed] a loaded document subscribes to it
    * @param {(docId: string, registry: DocRegistry) => void} [deps.onInvalid] before a distrusted copy is dropped: its editors must rejoin
    * @param {(doc: LiveDoc, update: Uint8Array) => void} [deps.onRemoteUpdate] what another process stored that a copy lacked
@@ -72,11 +67,7 @@ export class DocRegistry {
     return total
   }
 
-  /**
-   * Loads the document if needed. Callers that attach no socket must `release` it.
-   * @param {string} id
-   * @returns {Promise<LiveDoc>}
-   */
+  /** Loads the document if needed. Callers that attach no socket must `release` it. @param {string} id */
   async open (id) {
     if (this.#deleted.has(id)) throw new AppError('NOT_FOUND', `session ${id} was deleted`)
     const loaded = this.#docs.get(id)
@@ -196,9 +187,7 @@ export class DocRegistry {
 
   /**
    * A load of the same id waits until the close ends; a failed close is logged, and the next load
-   * reads what is stored.
-   * @param {LiveDoc} doc
-   * @param {{ compact: boolean }} options
+   * reads what is stored. @param {LiveDoc} doc @param {{ compact: boolean }} options
    */
   async #drop (doc, options) {
     this.#forget(doc)

@@ -20,9 +20,8 @@ export const DOC_STATES = Object.freeze({ LOADING: 'loading', LIVE: 'live', CLOS
 /** @typedef {{ update: Uint8Array, sender: import('socket.io').Socket, resolve: () => void, reject: (err: unknown) => void }} TakenUpdate */
 
 /**
- * A document held in memory while it has editors: Y.Doc, awareness, sockets and write queue. Updates
- * are applied, relayed, then group-committed; a compaction runs beside the writes on stored state
- * only (docs/ARCHITECTURE.md, "The life of a loaded document").
+ * A document in memory while it has editors: Y.Doc, awareness, sockets, write queue. Updates are
+ * applied, relayed, then group-committed; compactions run beside the writes on stored state only.
  */
 export class LiveDoc {
   /** @type {Set<import('socket.io').Socket>} */
@@ -71,18 +70,14 @@ export class LiveDoc {
   #snapshotBytes = 0
 
   /**
-   * @param {string} id
-   * @param {object} deps
-   * @param {import('../storage/doc-store.js').DocStore} deps.store
-   * @param {number} deps.compactAfterUpdates
+   * @param {string} id @param {object} deps
+   * @param {import('../storage/doc-store.js').DocStore} deps.store @param {number} deps.compactAfterUpdates
    * @param {import('./compaction-queue.js').CompactionQueue} deps.compactions
-   * @param {number} deps.maxDocBytes
-   * @param {number} deps.maxDocStructs
+   * @param {number} deps.maxDocBytes @param {number} deps.maxDocStructs
    * @param {(doc: LiveDoc) => void} deps.onUntrusted called once, when the copy is distrusted
    * @param {(doc: LiveDoc, update: Uint8Array) => void} deps.onRemoteUpdate what another process stored that this copy lacked
    * @param {(doc: LiveDoc, taken: TakenUpdate[]) => void} deps.onApplied this process's editors' updates, once applied
-   * @param {import('pino').Logger} deps.logger
-   * @param {import('../metrics.js').Metrics} deps.metrics
+   * @param {import('pino').Logger} deps.logger @param {import('../metrics.js').Metrics} deps.metrics
    */
   constructor (id, { store, compactAfterUpdates, compactions, maxDocBytes, maxDocStructs, onUntrusted, onRemoteUpdate, onApplied, logger, metrics }) {
     this.id = id
@@ -100,8 +95,7 @@ export class LiveDoc {
 
   /**
    * loading → live, or closed with the store's error, TOO_LARGE, or an Error when what is stored
-   * leaves structs pending (served, it would show a text nobody wrote).
-   * @returns {Promise<number>} how many stored updates it was read from
+   * leaves structs pending (served, it would show a text nobody wrote). Resolves to how many it read.
    */
   async load () {
     try {
@@ -149,8 +143,7 @@ export class LiveDoc {
    * Resolves once stored. Rejects UNAVAILABLE when not live, INVALID_UPDATE if Yjs fails on it, the
    * failure of another update of its turn, or the store's error.
    * @param {Uint8Array} update checked against `appliedYdoc`
-   * @param {import('socket.io').Socket} sender
-   * @param {import('./update-check.js').Additions} additions
+   * @param {import('socket.io').Socket} sender @param {import('./update-check.js').Additions} additions
    * @returns {Promise<void>}
    */
   take (update, sender, additions) {
@@ -210,10 +203,7 @@ export class LiveDoc {
     if (this.#queue.length === 1) this.#oneAtATime(() => this.#writeQueued())
   }
 
-  /**
-   * Reads what other processes stored; resolves after a read that started after this call.
-   * @returns {Promise<void>}
-   */
+  /** Reads what other processes stored; resolves after a read that started after this call. */
   catchUp () {
     if (!this.store.shared || !this.live) return Promise.resolve()
     this.#readAgain = true
@@ -239,8 +229,7 @@ export class LiveDoc {
 
   /**
    * Once what it took is written (or refused), then compacts if asked. A queued compaction is dropped:
-   * a close never waits behind other documents'.
-   * @param {{ compact: boolean }} options
+   * a close never waits behind other documents'. @param {{ compact: boolean }} options
    */
   async close ({ compact }) {
     if (this.state === DOC_STATES.CLOSED) return
@@ -428,10 +417,8 @@ export class LiveDoc {
     return this.#newestKnown
   }
 
-  /**
-   * The shared log holds less than this copy read or wrote (Redis restarted on older data): the copy
-   * holds every acknowledged update, and writes itself back as one. False if that fails.
-   */
+  // The shared log holds less than this copy read or wrote (Redis restarted on older data): the copy
+  // holds every acknowledged update, and writes itself back as one. False if that fails.
   async #writeBack () {
     this.logger.error({ doc: this.id, known: this.#known() }, 'storage holds less of the document than was acknowledged; writing it back from memory')
     let stored
@@ -460,10 +447,8 @@ export class LiveDoc {
     }
   }
 
-  /**
-   * A snapshot's worth of new bytes pays for encoding the whole document; past half of `maxDocBytes`
-   * (which counts the log) the count alone decides.
-   */
+  // A snapshot's worth of new bytes pays for encoding the whole document; past half of `maxDocBytes`
+  // (which counts the log) the count alone decides.
   #compactionDue () {
     if (this.#storedUpdates < this.compactAfterUpdates) return false
     return this.bytes - this.#snapshotBytes >= this.#snapshotBytes || this.bytes > this.maxDocBytes / 2

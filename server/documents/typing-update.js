@@ -2,16 +2,13 @@ import * as decoding from 'lib0/decoding'
 import * as Y from 'yjs'
 import { CONTENT_DELETED, CONTENT_REF, CONTENT_STRING, HAS_ORIGIN, HAS_PARENT_SUB, HAS_RIGHT_ORIGIN } from './update-shape.js'
 
-// Most updates are typing: one client's new text placed next to what the document has, and
-// deletions. Such an update is read straight from its bytes with lib0's readers, in the order Yjs
-// reads a v1 update, without building the objects `Y.decodeUpdate` makes (docs/PERFORMANCE.md, "ACKs
-// written to the WebSocket directly, and typing checked from its bytes"). Anything else goes to the
-// full check (update-check.js), which gives every refusal: this says only "typing, all fine" or null.
+// Most updates are typing: one client's new text next to what the document has, and deletions. Such
+// an update is read straight from its bytes, in Yjs's v1 order, without building `Y.decodeUpdate`'s
+// objects (docs/PERFORMANCE.md, "ACKs written to the WebSocket directly, and typing checked from
+// its bytes"); anything else gets the full check (update-check.js), which gives every refusal.
 
 /**
- * @param {Uint8Array} update
- * @param {Y.Doc} ydoc
- * @param {ReadonlySet<string>} rootTypes
+ * @param {Uint8Array} update @param {Y.Doc} ydoc @param {ReadonlySet<string>} rootTypes
  * @returns {{ added: number, ranges: number, clients: number, values: number } | null} null when not plain typing, or when anything in it would be refused
  */
 export function readTyping (update, ydoc, rootTypes) {
@@ -77,8 +74,7 @@ function read (decoder, ydoc, rootTypes) {
 
 /**
  * A string's length as Yjs counts it (UTF-16 units): its byte count when ASCII, else decoded as Yjs
- * does, which refuses bytes that are not UTF-8.
- * @param {decoding.Decoder} decoder
+ * does, which refuses bytes that are not UTF-8. @param {decoding.Decoder} decoder
  */
 function stringLength (decoder) {
   const start = decoder.pos

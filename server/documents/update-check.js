@@ -5,13 +5,8 @@ import { readShape } from './update-shape.js'
 import { checkReferences, outOfSync } from './update-graph.js'
 
 /**
- * What one document may hold, in the units that cost memory: a stored item costs far more heap than
- * its bytes on the wire, so bytes alone do not bound it.
- * @typedef {object} DocLimits
- * @property {number} maxDocStructs structs (items and collected ranges) a document may hold
- * @property {number} maxDocClients Yjs clients a document may hold edits from
- * @property {number} maxTypeDepth how deep types may nest in the text
- * @property {readonly string[]} rootTypes the root types an update may place items in
+ * What one document may hold (config.js), in the units that cost memory, which bytes do not bound.
+ * @typedef {{ maxDocStructs: number, maxDocClients: number, maxTypeDepth: number, rootTypes: readonly string[] }} DocLimits
  */
 
 /** @typedef {{ structs: number, clients: number }} Additions what an update may add: structs, and new clients */
@@ -25,11 +20,8 @@ const rootSets = new WeakMap()
 /**
  * Refuses what is not a Yjs update or cannot be integrated, before it reaches the document. Typing is
  * read without decoding (typing-update.js), anything else checked in full. Returns what it may add.
- * @param {Uint8Array} update
- * @param {Y.Doc} ydoc
- * @param {DocLimits} limits
+ * @param {Uint8Array} update @param {Y.Doc} ydoc @param {DocLimits} limits
  * @param {Additions} [unapplied] what updates taken but not applied to `ydoc` yet may add
- * @returns {Additions}
  */
 export function checkUpdate (update, ydoc, limits, unapplied = NOTHING) {
   const { added, ranges, clients, values } = readTyping(update, ydoc, rootSetOf(limits.rootTypes)) ?? checkInFull(update, ydoc, limits)
@@ -51,10 +43,7 @@ export function checkUpdate (update, ydoc, limits, unapplied = NOTHING) {
  * that builds on what the document lacks, or names a client in two sections (Yjs keeps only the
  * last), would stay pending in memory and in the log for good: it is OUT_OF_SYNC, and an honest
  * client rejoins and sends the whole difference.
- * @param {Uint8Array} update
- * @param {Y.Doc} ydoc
- * @param {DocLimits} limits
- * @returns {{ added: number, ranges: number, clients: number, values: number }}
+ * @param {Uint8Array} update @param {Y.Doc} ydoc @param {DocLimits} limits
  */
 export function checkInFull (update, ydoc, { maxTypeDepth, rootTypes, maxDocStructs }) {
   let shape

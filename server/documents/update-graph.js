@@ -1,20 +1,14 @@
 import * as Y from 'yjs'
 import { AppError } from '../errors.js'
 
-/**
- * @typedef {object} GraphLimits
- * @property {ReadonlySet<string>} rootTypes names of the root types an item may be placed in
- * @property {number} maxTypeDepth how deep types may nest in a root type (1 = a type inside a root)
- */
+/** @typedef {{ rootTypes: ReadonlySet<string>, maxTypeDepth: number }} GraphLimits as in config.js */
 
 /**
- * Checks that an update's items point at structs the document has or that come earlier in it, in an
- * order Yjs can integrate, into an allowed root type, nested at most `maxTypeDepth` deep. A missing
- * reference is OUT_OF_SYNC; a self-reference or cycle (`01010900840900016100`) can never be
- * integrated, and Yjs throws on some halfway, so it is INVALID_UPDATE.
+ * Checks that an update's items point at structs the document has or earlier ones of the update,
+ * into an allowed root type, at most `maxTypeDepth` deep. A missing reference is OUT_OF_SYNC; a
+ * self-reference or cycle never integrates (Yjs throws on some halfway): INVALID_UPDATE.
  * @param {Array<Y.Item | Y.GC | Y.Skip>} structs grouped by client, each client's in clock order
- * @param {Y.Doc} ydoc
- * @param {GraphLimits} limits
+ * @param {Y.Doc} ydoc @param {GraphLimits} limits
  */
 export function checkReferences (structs, ydoc, { rootTypes, maxTypeDepth }) {
   /** @type {Map<number, number[]>} indices of each client's structs, in clock order */
@@ -51,7 +45,6 @@ export function checkReferences (structs, ydoc, { rootTypes, maxTypeDepth }) {
   /** @param {number} index the structs `index` must come after */
   const dependencies = index => {
     const struct = structs[index]
-    /** @type {number[]} */
     const after = previous[index] === -1 ? [] : [previous[index]]
     if (struct instanceof Y.Item) {
       for (const id of [struct.origin, struct.rightOrigin, struct.parent instanceof Y.ID ? struct.parent : null]) {
@@ -104,7 +97,6 @@ export function checkReferences (structs, ydoc, { rootTypes, maxTypeDepth }) {
   for (let start = 0; start < structs.length; start++) {
     if (marks[start] !== 0 || structs[start] instanceof Y.Skip) continue
     marks[start] = 1
-    /** @type {{ index: number, after: number[] }[]} */
     const path = [{ index: start, after: dependencies(start) }]
     while (path.length > 0) {
       const top = path[path.length - 1]

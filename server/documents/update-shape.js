@@ -20,8 +20,8 @@ const MAX_ANY_DEPTH = 64
  * What an update holds, read without decoding it.
  * @typedef {object} UpdateShape
  * @property {number[]} sectionClients the client of each section, in order
- * @property {number} values values of content other than text and types: each element of JSON and
- *   `Any` content (arrays and objects inside counted too), embeds, formats and binaries
+ * @property {number} values of content other than text and types: JSON and `Any` elements (nested ones
+ *   too), embeds, formats, binaries
  * @property {number} subdocuments items holding a subdocument
  */
 
@@ -50,9 +50,7 @@ export function readShape (update) {
 
 /**
  * Refuses a stored document past its limits (stored before they were checked, or under larger ones)
- * before any of it is decoded.
- * @param {Uint8Array[]} updates
- * @param {number} maxDocStructs
+ * before any of it is decoded. @param {Uint8Array[]} updates @param {number} maxDocStructs
  */
 export function checkStoredShape (updates, maxDocStructs) {
   let values = 0
@@ -134,8 +132,7 @@ function readId (decoder) {
 
 /**
  * Skips one lib0 `Any` value; returns how many values it holds, itself included.
- * @param {decoding.Decoder} decoder
- * @param {number} depth
+ * @param {decoding.Decoder} decoder @param {number} depth
  * @returns {number}
  */
 function anyValues (decoder, depth) {

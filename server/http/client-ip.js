@@ -4,8 +4,7 @@ import proxyAddr from 'proxy-addr'
 /**
  * The connection's peer or, behind `trustProxy` proxies, their X-Forwarded-For (Express's `trust
  * proxy` rule with a hop count, so REST and sockets agree), as `limitKeyOf` counts it.
- * @param {number} trustProxy
- * @returns {(req: import('node:http').IncomingMessage) => string}
+ * @param {number} trustProxy @returns {(req: import('node:http').IncomingMessage) => string}
  */
 export function clientIpOf (trustProxy) {
   const trust = (/** @type {string} */ _address, /** @type {number} */ hop) => hop < trustProxy

@@ -2,8 +2,7 @@ import { AppError, errorBody, statusOf } from '../errors.js'
 
 /**
  * `{ error: { code, message } }` with its status; unexpected errors are logged and sent as INTERNAL.
- * @param {{ metrics: import('../metrics.js').Metrics }} deps
- * @returns {import('express').ErrorRequestHandler}
+ * @param {{ metrics: import('../metrics.js').Metrics }} deps @returns {import('express').ErrorRequestHandler}
  */
 export function errorHandler ({ metrics }) {
   return (err, req, res, next) => {

@@ -6,10 +6,8 @@ const { version } = JSON.parse(readFileSync(new URL('../../package.json', import
 /**
  * `GET /api/health`: balancers route to a process only while `ready`; 503 while storage is down or
  * refuses writes (`degraded`, with its code) or the process stops. `auth: "off"`: anyone may edit.
- * @param {{
- *   storage: string, broadcast: string, auth: boolean, isReady: () => boolean,
- *   storageError: () => import('../storage/storage-health.js').StorageError | null
- * }} deps
+ * @param {{ storage: string, broadcast: string, auth: boolean, isReady: () => boolean,
+ *   storageError: () => import('../storage/storage-health.js').StorageError | null }} deps
  */
 export function healthRoutes ({ storage, broadcast, auth, isReady, storageError }) {
   const router = Router()

@@ -3,11 +3,9 @@ import { bearerOf, keyMatches } from '../auth/api-key.js'
 import { AppError } from '../errors.js'
 
 /**
- * `GET /metrics`: every worker's series, as Prometheus text or, to a client that asks for JSON first
- * (the load test), prom-client's JSON. It names hosts, so a configured token is required; without
- * one it is open (development, or METRICS_PUBLIC behind a network rule).
- * @param {object} deps
- * @param {string} deps.token empty = open
+ * `GET /metrics`: every worker's series, as Prometheus text or, asked for JSON first, prom-client's
+ * JSON. It names hosts: a configured token is required (none: open, for development).
+ * @param {object} deps @param {string} deps.token empty = open
  * @param {() => Promise<import('prom-client').Registry<import('prom-client').RegistryContentType>>} deps.gather
  * @param {import('../audit.js').Audit} deps.audit
  */

@@ -14,8 +14,7 @@ export function allowedOrigins (corsOrigin) {
 
 /**
  * Clients that send no Origin are not browsers (or a same-origin GET).
- * @param {AllowedOrigins} allowed
- * @param {string | undefined} origin
+ * @param {AllowedOrigins} allowed @param {string | undefined} origin
  * @param {string | undefined} host the request's `Host` header
  */
 export function originAllowed (allowed, origin, host) {
@@ -31,8 +30,7 @@ export function corsHeaderOf (allowed) {
 
 /**
  * Refuses a cross-origin browser request before any handler; other settings leave it to CORS headers.
- * @param {AllowedOrigins} allowed
- * @returns {import('express').RequestHandler}
+ * @param {AllowedOrigins} allowed @returns {import('express').RequestHandler}
  */
 export function sameOriginOnly (allowed) {
   return (req, res, next) => {
@@ -53,8 +51,7 @@ function hostOf (origin) {
 /**
  * With auth off on loopback, only this machine's names: a page can point its own name at 127.0.0.1
  * (DNS rebinding), and its requests are then same-origin to the browser.
- * @param {boolean} localOnly
- * @param {string | undefined} host the request's `Host` header
+ * @param {boolean} localOnly @param {string | undefined} host the request's `Host` header
  */
 export function hostAllowed (localOnly, host) {
   if (!localOnly || host === undefined) return true

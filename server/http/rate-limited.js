@@ -2,8 +2,7 @@ import { limitKeyOf } from './client-ip.js'
 
 /**
  * One point per request per client IP; over the limit, RATE_LIMITED with Retry-After.
- * @param {import('../limits/rate-limit.js').RateLimit} limit
- * @param {import('../audit.js').Audit} audit
+ * @param {import('../limits/rate-limit.js').RateLimit} limit @param {import('../audit.js').Audit} audit
  * @returns {import('express').RequestHandler}
  */
 export function rateLimited (limit, audit) {

@@ -1,7 +1,6 @@
 /**
  * One line per finished request; `req.log` carries method and path for handlers.
- * @param {import('pino').Logger} logger
- * @returns {import('express').RequestHandler}
+ * @param {import('pino').Logger} logger @returns {import('express').RequestHandler}
  */
 export function requestLog (logger) {
   return (req, res, next) => {

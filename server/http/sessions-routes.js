@@ -8,14 +8,12 @@ import { contentQuery, createSessionBody, createTokenBody, listSessionsQuery, pa
 /**
  * /api/sessions. Management needs the API key; reading a session also takes its join token; listing
  * needs the key unless LIST_NEEDS_API_KEY=false.
- * @param {object} deps
- * @param {import('../sessions/session-service.js').SessionService} deps.sessions
+ * @param {object} deps @param {import('../sessions/session-service.js').SessionService} deps.sessions
  * @param {import('../documents/doc-registry.js').DocRegistry} deps.registry
  * @param {import('../auth/access.js').Access} deps.access
  * @param {import('../realtime/cluster.js').Cluster} deps.cluster
  * @param {ReturnType<typeof import('../auth/api-key.js').apiGuards>} deps.guards
- * @param {import('../audit.js').Audit} deps.audit
- * @param {import('../config.js').Config} deps.config
+ * @param {import('../audit.js').Audit} deps.audit @param {import('../config.js').Config} deps.config
  */
 export function sessionsRoutes ({ sessions, registry, access, cluster, guards, audit, config }) {
   const router = Router()

@@ -30,21 +30,16 @@ const ASSET_CACHE = 'public, max-age=31536000, immutable'
 const PAGES = Object.freeze({ codemirror: 'index.html', monaco: 'monaco.html' })
 
 /**
- * The editor pages built by `npm run build` (client/): `/` lists sessions, `/s/:id` edits one;
- * both are the CodeMirror page, the script picks the view. `/s/:id?editor=monaco` is the Monaco
- * page. Their files are under `/assets`, each with brotli and gzip copies made at build time: the
- * best one the browser accepts is sent, and cached for a year (the names carry content hashes).
+ * The editor pages built by `npm run build` (client/): `/` and `/s/:id` serve one page whose script
+ * picks the view, `?editor=monaco` the Monaco one; `/assets` sends the best brotli or gzip copy the
+ * browser accepts, cached for a year (the names carry content hashes).
  * @param {{ root?: string }} [options] the build directory. Default client/dist.
  */
 export function staticRoutes ({ root = CLIENT_DIST } = {}) {
   const router = Router()
   const assets = join(root, 'assets')
 
-  /**
-   * @param {string} file
-   * @param {import('express').Response} res
-   * @param {import('express').NextFunction} next
-   */
+  /** @param {string} file @param {import('express').Response} res @param {import('express').NextFunction} next */
   const page = (file, res, next) => {
     res.set('content-security-policy', PAGE_POLICY)
     res.sendFile(file, { root, headers: { 'cache-control': PAGE_CACHE } }, (err) => {
@@ -85,10 +80,7 @@ const ASSET_NAME = /^[\w-][\w.-]*$/
  * The copy of `name` to send: brotli or gzip when the request accepts it and the build wrote one,
  * else the file itself. Among encodings of equal quality brotli wins: browsers list `gzip` first
  * (`gzip, deflate, br, zstd`) without preferring it.
- * @param {string} dir
- * @param {string} name
- * @param {string} acceptEncoding the request's Accept-Encoding header
- * @returns {Promise<{ file: string, encoding: string | null }>}
+ * @param {string} dir @param {string} name @param {string} acceptEncoding the request's Accept-Encoding header
  */
 async function bestCopy (dir, name, acceptEncoding) {
   await stat(join(dir, name))
@@ -103,10 +95,7 @@ async function bestCopy (dir, name, acceptEncoding) {
   return { file: name, encoding: null }
 }
 
-/**
- * Accept-Encoding as a map of encoding to quality (`br;q=0.5` → 0.5; no q → 1).
- * @param {string} header
- */
+/** Accept-Encoding as a map of encoding to quality (`br;q=0.5` → 0.5; no q → 1). @param {string} header */
 function qualities (header) {
   /** @type {Map<string, number>} */
   const map = new Map()

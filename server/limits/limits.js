@@ -3,8 +3,7 @@ import { TokenBucket } from './token-bucket.js'
 
 /**
  * Per-IP rate limits (docs/SECURITY.md), counted in Redis when there is one.
- * @param {import('../config.js').Config} config
- * @param {import('../storage/redis.js').RedisClient} [redis]
+ * @param {import('../config.js').Config} config @param {import('../storage/redis.js').RedisClient} [redis]
  */
 export function createLimits (config, redis) {
   return {

@@ -9,8 +9,7 @@ export class RateLimit {
   /**
    * @param {object} options
    * @param {string} options.name shown in refusals (`updates per second`)
-   * @param {number} options.points
-   * @param {number} options.seconds
+   * @param {number} options.points @param {number} options.seconds
    * @param {import('../storage/redis.js').RedisClient} [options.redis]
    */
   constructor ({ name, points, seconds, redis }) {

@@ -1,15 +1,14 @@
 import { AppError } from '../errors.js'
+/** @import { IncomingMessage } from 'node:http' */
+/** @import { Config } from '../config.js' */
 
 /**
  * Who may open a Socket.IO connection (io.use): `maxConnectionsPerIp` open per IP here,
  * `connectionsPerMinute` new per IP cluster-wide, and with auth a valid handshake token. A refusal
  * reaches the client as `connect_error` with `data: { code, message }`.
- * @param {object} deps
- * @param {import('../config.js').Config} deps.config
- * @param {import('../limits/limits.js').Limits} deps.limits
- * @param {import('../auth/access.js').Access} deps.access
- * @param {(req: import('node:http').IncomingMessage) => string} deps.clientIpOf
- * @param {import('../audit.js').Audit} deps.audit
+ * @param {object} deps @param {Config} deps.config @param {import('../limits/limits.js').Limits} deps.limits
+ * @param {import('../auth/access.js').Access} deps.access @param {import('../audit.js').Audit} deps.audit
+ * @param {(req: IncomingMessage) => string} deps.clientIpOf
  * @param {PendingConnections} [deps.pendingConnections] told that a connection sent its CONNECT
  * @returns {(socket: import('socket.io').Socket, next: (err?: Error) => void) => void}
  */
@@ -69,11 +68,8 @@ export function admission ({ config, limits, access, clientIpOf, audit, pendingC
 /**
  * Engine.IO connections without Socket.IO's CONNECT yet: the limits above never see them, and
  * Socket.IO keeps each for `connectTimeout`. At most `maxConnectionsPerIp` per address wait at once.
- * @param {import('socket.io').Server} io
- * @param {object} deps
- * @param {import('../config.js').Config} deps.config
- * @param {(req: import('node:http').IncomingMessage) => string} deps.clientIpOf
- * @param {import('../audit.js').Audit} deps.audit
+ * @param {import('socket.io').Server} io @param {object} deps @param {Config} deps.config
+ * @param {(req: IncomingMessage) => string} deps.clientIpOf @param {import('../audit.js').Audit} deps.audit
  */
 export function watchPendingConnections (io, { config, clientIpOf, audit }) {
   /** @type {Map<string, number>} connections waiting for their CONNECT, per IP */

@@ -3,20 +3,15 @@ import { CLOSE_REASONS } from '../../isomorphic/events.js'
 import { compareIds } from '../storage/stream-ids.js'
 import { closeForEditors, closeForHolders } from './editors.js'
 
-// What the processes of a cluster tell each other: control messages through the adapter's
-// server-side events. Document contents never travel that way: each write is announced on the
-// document's feed (storage/redis-doc-feed.js). In one process every call is answered locally.
+// Control messages between a cluster's processes, as the adapter's server-side events; a document's
+// writes go on its feed (storage/redis-doc-feed.js), never here; a lone process answers itself.
 
-/**
- * How often the logs of documents with editors here are checked for writes the feed never announced
- * (a lost message and no later one, a process killed between storing and publishing).
- */
+// How often the logs of documents with editors here are checked for writes the feed never announced
+// (a lost message and no later one, a process killed between storing and publishing).
 const SWEEP_INTERVAL_MS = 5000
 
-/**
- * Past the adapters' own deadlines, for a question that fails before it is sent, which the classic
- * adapter never answers.
- */
+// Past the adapters' own deadlines, for a question that fails before it is sent, which the classic
+// adapter never answers.
 const ASK_DEADLINE_MS = 6000
 
 const CLUSTER_EVENTS = Object.freeze({
@@ -26,15 +21,13 @@ const CLUSTER_EVENTS = Object.freeze({
 })
 
 /**
- * @param {import('socket.io').Server} io
- * @param {object} deps
+ * @param {import('socket.io').Server} io @param {object} deps
  * @param {boolean} deps.enabled whether other processes share the adapter
  * @param {() => boolean} [deps.adapterReady] whether other processes can be asked
  * @param {import('../storage/redis-doc-feed.js').RedisDocFeed} [deps.feed] the backend's, when shared
  * @param {import('../storage/seats.js').Seats} deps.seats who holds a seat in which session, every process's
  * @param {import('../documents/doc-registry.js').DocRegistry} deps.registry
- * @param {import('../metrics.js').Metrics} deps.metrics
- * @param {import('pino').Logger} deps.logger
+ * @param {import('../metrics.js').Metrics} deps.metrics @param {import('pino').Logger} deps.logger
  */
 export function createCluster (io, { enabled, adapterReady = () => true, feed, seats, registry, metrics, logger }) {
   /** @param {import('../documents/live-doc.js').LiveDoc} doc */
@@ -79,10 +72,7 @@ export function createCluster (io, { enabled, adapterReady = () => true, feed, s
 
   /**
    * Resolves with the answers that arrived (a process past the deadline is logged), or none at once
-   * while Redis pub/sub is down.
-   * @param {string} event
-   * @param {...unknown} args
-   * @returns {Promise<any[]>}
+   * while Redis pub/sub is down. @param {string} event @param {...unknown} args @returns {Promise<any[]>}
    */
   function ask (event, ...args) {
     if (!enabled) return Promise.resolve([])
@@ -120,8 +110,7 @@ export function createCluster (io, { enabled, adapterReady = () => true, feed, s
 
     /**
      * Rejects at once while the subscriber is down. A joiner's state is read after this: an earlier
-     * write is in the log, a later one arrives as a message.
-     * @param {string} docId
+     * write is in the log, a later one arrives as a message. @param {string} docId
      */
     async docSubscribed (docId) {
       await feed?.subscribe(docId)
@@ -135,15 +124,14 @@ export function createCluster (io, { enabled, adapterReady = () => true, feed, s
 
     /**
      * Closes the document in every process for sockets that joined with a revoked token or user.
-     * @param {string} docId
-     * @param {Revoked} revoked
+     * @param {string} docId @param {Revoked} revoked
      */
     accessRevoked (docId, revoked) {
       closeForHolders(registry, docId, revoked)
       if (enabled) io.serverSideEmit(CLUSTER_EVENTS.ACCESS_REVOKED, docId, revoked)
     },
 
-    /** Editors per document across all processes. @param {string[]} docIds @returns {Promise<number[]>} */
+    /** Editors per document across all processes. @param {string[]} docIds */
     editorCounts (docIds) {
       return seats.counts(docIds)
     },

@@ -3,10 +3,7 @@ const MAX_DELAY_MS = 2 ** 31 - 1
 
 /**
  * Calls `fn` once the clock reaches `atMs`, however far off, never synchronously, without keeping the
- * process alive.
- * @param {number} atMs
- * @param {() => void} fn
- * @returns {() => void} cancels the call
+ * process alive; returns what cancels the call. @param {number} atMs @param {() => void} fn
  */
 export function callAt (atMs, fn) {
   /** @type {NodeJS.Timeout | undefined} */

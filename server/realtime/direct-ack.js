@@ -3,9 +3,8 @@ import { OK } from './with-ack.js'
 import { webSocketFrameOf } from './write-frame.js'
 
 // Most ACKs are the shared `{ ok: true }` of an accepted update: written like a relayed update
-// (write-frame.js, keeping a socket's frames in order) from a template that encodes only the packet
-// id. Every other answer goes through Socket.IO. Socket.IO's `ack(id)` is the one place that knows
-// the id, so that is where this takes over.
+// (write-frame.js, keeping a socket's frames in order) from a template encoding only the packet id,
+// via Socket.IO's `ack(id)`, which alone knows the id. Other answers go through Socket.IO.
 
 /** Socket.IO's ACK packet type (socket.io-protocol v5). */
 const ACK = 3

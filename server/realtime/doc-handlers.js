@@ -9,11 +9,8 @@ import { binaryOf, docIdOf } from './payloads.js'
 import { relayOf } from './room-relay.js'
 import { dropIfSlow } from './slow-consumers.js'
 import { withAck } from './with-ack.js'
-
-/**
- * @typedef {import('../documents/live-doc.js').LiveDoc} LiveDoc
- * @typedef {import('./editors.js').Membership} Membership
- */
+/** @import { Socket } from 'socket.io' */
+/** @import { ErrorBody } from '../../isomorphic/error-codes.js' */
 
 /**
  * @typedef {object} RealtimeContext
@@ -35,21 +32,19 @@ import { withAck } from './with-ack.js'
 const AUDITED = new Set(['UNAUTHORIZED', 'FORBIDDEN', 'RATE_LIMITED', 'TOO_LARGE', 'INVALID_UPDATE', 'OUT_OF_SYNC'])
 const AUDIT_INTERVAL_MS = 10_000
 
-/** @type {WeakMap<import('socket.io').Socket, Connection>} */
+/** @type {WeakMap<Socket, Connection>} */
 const connections = new WeakMap()
 
-/**
- * What the document events know of one connection. The handlers are one set for every socket
- * (called with the socket as `this`): closures per connection cost each idle editor heap
- * (docs/PERFORMANCE.md, "One set of handlers for every connection").
- */
+// What the document events know of one connection. The handlers are one set for every socket
+// (called with the socket as `this`): closures per connection cost each idle editor heap
+// (docs/PERFORMANCE.md, "One set of handlers for every connection").
 class Connection {
   /** Updates refused as INVALID_UPDATE. */
   #invalidUpdates = 0
   /** @type {Map<string, number> | null} when each refusal code was last audited */
   #audited = null
 
-  /** @param {import('socket.io').Socket} socket @param {RealtimeContext} ctx */
+  /** @param {Socket} socket @param {RealtimeContext} ctx */
   constructor (socket, ctx) {
     this.socket = socket
     this.ctx = ctx
@@ -65,8 +60,7 @@ class Connection {
   /**
    * Audits refusals that may mean abuse, and closes a connection after `maxInvalidUpdates` INVALID_UPDATE
    * (0: never): an honest client sends none, and each costs a full decode.
-   * @param {string} event
-   * @param {import('../../isomorphic/error-codes.js').ErrorBody} error
+   * @param {string} event @param {ErrorBody} error
    */
   refused (event, error) {
     this.#audit(event, error)
@@ -79,11 +73,7 @@ class Connection {
     setImmediate(() => this.socket.disconnect(true))
   }
 
-  /**
-   * At most once per code per interval.
-   * @param {string} event
-   * @param {import('../../isomorphic/error-codes.js').ErrorBody} error
-   */
+  /** At most once per code per interval. @param {string} event @param {ErrorBody} error */
   #audit (event, error) {
     if (!AUDITED.has(error.code)) return
     const now = Date.now()
@@ -95,13 +85,12 @@ class Connection {
   }
 }
 
-/** @param {import('socket.io').Socket} socket */
+/** @param {Socket} socket */
 const connectionOf = socket => /** @type {Connection} */ (connections.get(socket))
 
 /**
  * The document events (docs/PROTOCOL.md); returns what to call on each new connection.
- * @param {RealtimeContext} ctx
- * @returns {(socket: import('socket.io').Socket) => void}
+ * @param {RealtimeContext} ctx @returns {(socket: Socket) => void}
  */
 export function docHandlers (ctx) {
   const { registry, config, metrics, relayOptions } = ctx
@@ -178,7 +167,7 @@ export function docHandlers (ctx) {
     relayOf(membership.doc, socket.nsp, relayOptions).awareness(entries)
   }, deps, { optional: true })
 
-  /** @this {import('socket.io').Socket} */
+  /** @this {Socket} */
   function onDisconnect () {
     for (const docId of [...membershipsOf(this).keys()]) detach(this, docId, registry)
   }

@@ -1,6 +1,9 @@
 import { CLOSE_REASONS, EVENTS } from '../../isomorphic/events.js'
 import { callAt } from './deadline.js'
 import { forgetAwareness, roomOf } from './room-relay.js'
+/** @import { Socket } from 'socket.io' */
+/** @import { DocRegistry } from '../documents/doc-registry.js' */
+/** @import { LiveDoc } from '../documents/live-doc.js' */
 
 // Which socket holds which document, on both sides: the socket's memberships and `doc.sockets`. Every
 // join and leave goes through here so the two never disagree. A WeakMap, not `socket.data`, which
@@ -8,11 +11,7 @@ import { forgetAwareness, roomOf } from './room-relay.js'
 
 /**
  * @typedef {import('../auth/access.js').Membership & {
- *   doc: import('../documents/live-doc.js').LiveDoc,
- *   awarenessClients: Set<number>,
- *   cancelExpiry: () => void,
- *   seats: Seats
- * }} Membership
+ *   doc: LiveDoc, awarenessClients: Set<number>, cancelExpiry: () => void, seats: Seats }} Membership
  */
 
 /** @typedef {{ tokenId?: string, user?: string }} Revoked */
@@ -20,10 +19,10 @@ import { forgetAwareness, roomOf } from './room-relay.js'
 
 const NO_EXPIRY = () => {}
 
-/** @type {WeakMap<import('socket.io').Socket, Map<string, Membership>>} */
+/** @type {WeakMap<Socket, Map<string, Membership>>} */
 const memberships = new WeakMap()
 
-/** @param {import('socket.io').Socket} socket @returns {Map<string, Membership>} */
+/** @param {Socket} socket @returns {Map<string, Membership>} */
 export function membershipsOf (socket) {
   let docs = memberships.get(socket)
   if (!docs) {
@@ -36,11 +35,8 @@ export function membershipsOf (socket) {
 /**
  * Puts a socket in a document, in the seat its join took, until its token expires (`doc:closed`,
  * `expired`): a token checked only at join would work as long as the connection lasts.
- * @param {import('socket.io').Socket} socket
- * @param {import('../documents/live-doc.js').LiveDoc} doc
- * @param {import('../auth/access.js').Membership} access
- * @param {import('../documents/doc-registry.js').DocRegistry} registry
- * @param {Seats} seats where the seat goes back
+ * @param {Socket} socket @param {LiveDoc} doc @param {import('../auth/access.js').Membership} access
+ * @param {DocRegistry} registry @param {Seats} seats where the seat goes back
  */
 export function attach (socket, doc, { role, user, tokenId, expiresAtMs }, registry, seats) {
   const cancelExpiry = expiresAtMs === null
@@ -52,9 +48,7 @@ export function attach (socket, doc, { role, user, tokenId, expiresAtMs }, regis
 }
 
 /**
- * @param {import('socket.io').Socket} socket
- * @param {string} docId
- * @param {import('../documents/doc-registry.js').DocRegistry} registry
+ * @param {Socket} socket @param {string} docId @param {DocRegistry} registry
  * @param {string} reason one of CLOSE_REASONS, sent in `doc:closed`
  */
 export function closeMembership (socket, docId, registry, reason) {
@@ -64,11 +58,8 @@ export function closeMembership (socket, docId, registry, reason) {
 }
 
 /**
- * Takes a socket out of a document; the others are told its cursors are gone.
- * @param {import('socket.io').Socket} socket
- * @param {string} docId
- * @param {import('../documents/doc-registry.js').DocRegistry} registry
- * @returns {boolean} whether it had joined
+ * Takes a socket out of a document (false if it had not joined); its cursors vanish for the others.
+ * @param {Socket} socket @param {string} docId @param {DocRegistry} registry
  */
 export function detach (socket, docId, registry) {
   const memberships = membershipsOf(socket)
@@ -91,7 +82,7 @@ export function detach (socket, docId, registry) {
 
 /**
  * Closes a document for every editor in this process.
- * @param {import('../documents/doc-registry.js').DocRegistry} registry @param {string} docId @param {string} reason
+ * @param {DocRegistry} registry @param {string} docId @param {string} reason
  */
 export function closeForEditors (registry, docId, reason) {
   closeFor(registry, docId, reason, () => true)
@@ -99,7 +90,7 @@ export function closeForEditors (registry, docId, reason) {
 
 /**
  * Closes a document for the sockets here that joined with a revoked token.
- * @param {import('../documents/doc-registry.js').DocRegistry} registry @param {string} docId @param {Revoked} revoked
+ * @param {DocRegistry} registry @param {string} docId @param {Revoked} revoked
  */
 export function closeForHolders (registry, docId, { tokenId, user }) {
   closeFor(registry, docId, CLOSE_REASONS.REVOKED, membership =>
@@ -107,9 +98,7 @@ export function closeForHolders (registry, docId, { tokenId, user }) {
 }
 
 /**
- * @param {import('../documents/doc-registry.js').DocRegistry} registry
- * @param {string} docId
- * @param {string} reason
+ * @param {DocRegistry} registry @param {string} docId @param {string} reason
  * @param {(membership: Membership) => boolean} selected
  */
 function closeFor (registry, docId, reason, selected) {

@@ -14,8 +14,7 @@ export const maxFrameBytes = maxUpdateBytes => Math.ceil(maxUpdateBytes * 4 / 3)
 
 /**
  * The adapter relays packets between processes and nothing more: documents live in the stores.
- * @param {import('node:http').Server} httpServer
- * @param {object} options
+ * @param {import('node:http').Server} httpServer @param {object} options
  * @param {import('../config.js').Config} options.config
  * @param {import('../http/origins.js').AllowedOrigins} options.corsOrigin
  * @param {boolean} [options.localOnly] answer only handshakes that name this machine (`hostAllowed`)

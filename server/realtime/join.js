@@ -4,12 +4,10 @@ import { AppError } from '../errors.js'
 import { CLOSE_REASONS } from '../../isomorphic/events.js'
 import { catchUp } from '../documents/accept-update.js'
 import { attach, closeMembership, detach } from './editors.js'
+/** @import { LiveDoc } from '../documents/live-doc.js' */
+/** @import { Membership } from './editors.js' */
 
-/**
- * @typedef {import('../documents/live-doc.js').LiveDoc} LiveDoc
- * @typedef {import('./editors.js').Membership} Membership
- * @typedef {{ doc: LiveDoc, editors: number, role: string }} Joined
- */
+/** @typedef {{ doc: LiveDoc, editors: number, role: string }} Joined */
 
 /**
  * How one connection joins documents: `join` lets it into a document, or refreshes one it holds, and
@@ -53,9 +51,7 @@ export class Joiner {
    * Token, session, load, seat (taken cluster-wide in one step), then a current copy. The socket enters
    * the room before its state is read, so every update reaches it in that state or as a broadcast
    * (both, at worst, which Yjs ignores).
-   * @param {string} docId
-   * @param {unknown} token
-   * @returns {Promise<Joined>}
+   * @param {string} docId @param {unknown} token @returns {Promise<Joined>}
    */
   async #enter (docId, token) {
     const { socket, memberships, logger, ctx } = this.connection
@@ -105,10 +101,8 @@ export class Joiner {
   }
 
   /**
-   * @param {string} docId
-   * @param {import('../storage/seats.js').Holder} holder
-   * @param {number} maxEditors
-   * @returns {Promise<number>} the session's editors, with this one if it is an editor
+   * Resolves to the session's editors, with this one if it is an editor.
+   * @param {string} docId @param {import('../storage/seats.js').Holder} holder @param {number} maxEditors
    */
   async #takeSeat (docId, holder, maxEditors) {
     const { cluster, config: { maxConnectionsPerUser } } = this.connection.ctx
@@ -125,11 +119,7 @@ export class Joiner {
     throw new AppError('RATE_LIMITED', `a user may join a document with at most ${maxConnectionsPerUser} connections`)
   }
 
-  /**
-   * Fresh state, no second seat; ends a membership whose token has expired.
-   * @param {Membership} membership
-   * @returns {Promise<Joined>}
-   */
+  /** Fresh state, no second seat; ends a membership whose token has expired. @param {Membership} membership */
   async #rejoin ({ doc, role, expiresAtMs }) {
     const { socket, logger, ctx: { registry, cluster } } = this.connection
     if (expiresAtMs !== null && Date.now() >= expiresAtMs) {
@@ -148,9 +138,7 @@ export class Joiner {
 
 /**
  * Refuses what is not a state vector, or one of more clients than a document may hold (read from
- * its first number, before decoding the rest).
- * @param {Uint8Array} sv
- * @param {number} maxDocClients
+ * its first number, before decoding the rest). @param {Uint8Array} sv @param {number} maxDocClients
  */
 export function checkStateVector (sv, maxDocClients) {
   try {

@@ -18,10 +18,7 @@ export function docIdOf (payload) {
 /**
  * Takes MessagePack `bin` (a view of the frame) and notepack.io's ArrayBuffer extension (ext type 0,
  * which socket.io-msgpack-parser writes for a Uint8Array that is not a Buffer).
- * @param {any} payload an object already checked by `docIdOf`
- * @param {string} field
- * @param {number} maxBytes
- * @returns {Uint8Array}
+ * @param {any} payload an object already checked by `docIdOf` @param {string} field @param {number} maxBytes
  */
 export function binaryOf (payload, field, maxBytes) {
   const value = Object.hasOwn(payload, field) ? payload[field] : undefined
@@ -55,8 +52,7 @@ function describeValue (value) {
   return 'a value of another kind'
 }
 
-// Exact checks: `{ __proto__: <bin> }` from a decoder passes `instanceof Uint8Array` yet throws on
-// `.byteLength`.
+// Exact checks: a decoded `{ __proto__: <bin> }` is `instanceof Uint8Array` yet throws on `.byteLength`.
 
 /** @param {unknown} value @returns {value is Record<string, unknown>} */
 function isPlainObject (value) {

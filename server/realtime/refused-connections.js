@@ -2,10 +2,7 @@
 // cannot decode: a client on Socket.IO's default parser sees only `transport close`). Otherwise
 // nothing is logged on either side; here one line per connection says why.
 
-/**
- * @param {{ Encoder: any, Decoder: any }} parser
- * @returns {{ parser: { Encoder: any, Decoder: any }, takeFailure: () => Error | null }} the same parser, recording decode failures
- */
+/** The same parser, recording decode failures. @param {{ Encoder: any, Decoder: any }} parser */
 export function watchedParser (parser) {
   /** @type {Error | null} */
   let failure = null
@@ -41,10 +38,7 @@ export function logRefusedConnections (io, watched, logger) {
   })
   /** Connections whose refused frame was logged: one line per connection. @type {WeakSet<object>} */
   const logged = new WeakSet()
-  /**
-   * Socket.IO's own 'data' listener, added first, has decoded the frame (or failed) by now.
-   * @this {any} the Engine.IO connection
-   */
+  /** Socket.IO's 'data' listener, added first, has decoded the frame (or failed) by now. @this {any} */
   function afterData () {
     const failure = watched.takeFailure()
     if (!failure || logged.has(this)) return

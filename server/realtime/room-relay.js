@@ -2,11 +2,11 @@ import * as Y from 'yjs'
 import { EVENTS } from '../../isomorphic/events.js'
 import { EVENT, PacketTemplate } from '../../isomorphic/parser.js'
 import { webSocketFrameOf } from './write-frame.js'
+/** @import { Namespace, Socket } from 'socket.io' */
+/** @import { LiveDoc } from '../documents/live-doc.js' */
 
-/**
- * Rooms of fewer editors get every update at once, however busy: gathering pays only where a room's
- * updates meet in one turn (docs/PERFORMANCE.md, "Small rooms send every update at once").
- */
+// Rooms of fewer editors get every update at once, however busy: gathering pays only where a room's
+// updates meet in one turn (docs/PERFORMANCE.md, "Small rooms send every update at once").
 const GATHER_FROM_EDITORS = 8
 
 /** The Socket.IO room of a document's editors. @param {string} docId */
@@ -14,15 +14,10 @@ export const roomOf = docId => `doc:${docId}`
 
 /** @typedef {{ awarenessIntervalMs: number, fanOutSpacing: number, metrics: import('../metrics.js').Metrics, writeFrame: import('./write-frame.js').WriteFrame }} RelayOptions */
 
-/** @type {WeakMap<import('../documents/live-doc.js').LiveDoc, RoomRelay>} */
+/** @type {WeakMap<LiveDoc, RoomRelay>} */
 const relays = new WeakMap()
 
-/**
- * Made on first use.
- * @param {import('../documents/live-doc.js').LiveDoc} doc
- * @param {import('socket.io').Namespace} nsp
- * @param {RelayOptions} options
- */
+/** Made on first use. @param {LiveDoc} doc @param {Namespace} nsp @param {RelayOptions} options */
 export function relayOf (doc, nsp, options) {
   let relay = relays.get(doc)
   if (!relay) {
@@ -32,23 +27,18 @@ export function relayOf (doc, nsp, options) {
   return relay
 }
 
-/**
- * These awareness clients are gone (their removal was sent).
- * @param {import('../documents/live-doc.js').LiveDoc} doc
- * @param {Iterable<number>} clientIds
- */
+/** @param {LiveDoc} doc @param {Iterable<number>} clientIds gone, their removal sent */
 export function forgetAwareness (doc, clientIds) {
   relays.get(doc)?.forget(clientIds)
 }
 
 /**
- * The room relay: sends a document's updates and awareness to its editors in this process, so a busy
- * room costs one message per turn rather than one per update per editor. A quiet or small room gets
- * each update at once, without its sender. A larger one gathers them until a send finds nothing new
- * and sends them as one `Y.mergeUpdates`, encoded once: at the end of the turn, or after
- * `fanOutSpacing` times the last send's duration. A merged update may hold a recipient's own edits;
- * Yjs skips what it has. Awareness goes at most once per `awarenessIntervalMs`, the latest state of
- * each changed client in one message; removals do not wait (editors.js sends them).
+ * Sends a document's updates and awareness to its editors in this process: a busy room costs one
+ * message per turn, not one per update per editor. A quiet or small room gets each update at once,
+ * without its sender; a larger one gathers them until a send finds nothing new and sends them
+ * merged, encoded once, at the end of the turn or after `fanOutSpacing` times the last send's
+ * duration (Yjs skips a recipient's own edits). Awareness: each changed client's latest state, at
+ * most once per `awarenessIntervalMs`; removals go at once (editors.js).
  */
 export class RoomRelay {
   /** @type {Uint8Array[] | null} updates gathered this turn; null while the room is quiet */
@@ -58,11 +48,7 @@ export class RoomRelay {
   #awarenessTimer = /** @type {NodeJS.Timeout | undefined} */ (undefined)
   #awarenessSentAt = -Infinity
 
-  /**
-   * @param {import('../documents/live-doc.js').LiveDoc} doc
-   * @param {import('socket.io').Namespace} nsp
-   * @param {RelayOptions} options
-   */
+  /** @param {LiveDoc} doc @param {Namespace} nsp @param {RelayOptions} options */
   constructor (doc, nsp, { awarenessIntervalMs, fanOutSpacing, metrics, writeFrame }) {
     this.doc = doc
     this.nsp = nsp
@@ -76,16 +62,13 @@ export class RoomRelay {
   /**
    * Other processes hear of it from the feed once it is stored.
    * @param {Uint8Array} update applied to the document
-   * @param {import('socket.io').Socket} [sender] the editor it came from: it has it already
+   * @param {Socket} [sender] the editor it came from: it has it already
    */
   update (update, sender) {
     this.updates([{ update, sender }])
   }
 
-  /**
-   * Updates applied together (a turn's, LiveDoc.take).
-   * @param {{ update: Uint8Array, sender?: import('socket.io').Socket }[]} applied
-   */
+  /** @param {{ update: Uint8Array, sender?: Socket }[]} applied together, in a turn (LiveDoc.take) */
   updates (applied) {
     if (this.#updates) {
       for (const { update } of applied) this.#updates.push(update)
@@ -103,7 +86,7 @@ export class RoomRelay {
 
   /**
    * One alone without its sender, several as one merged update to every editor.
-   * @param {{ update: Uint8Array, sender?: import('socket.io').Socket }[]} applied
+   * @param {{ update: Uint8Array, sender?: Socket }[]} applied
    */
   #sendApplied (applied) {
     if (applied.length === 1) this.#sendUpdate(applied[0].update, applied[0].sender)
@@ -112,8 +95,7 @@ export class RoomRelay {
 
   /**
    * A send to a large room is costly, so the next waits `fanOutSpacing` times as long (at least a
-   * turn), keeping a busy room's fan-out to a bounded share of the event loop.
-   * @param {number} sendMs
+   * turn), keeping a busy room's fan-out to a bounded share of the event loop. @param {number} sendMs
    */
   #scheduleSend (sendMs) {
     const waitMs = sendMs * this.fanOutSpacing
@@ -142,8 +124,7 @@ export class RoomRelay {
   /**
    * Framed once for every editor here, from the document's own set of sockets rather than a room
    * broadcast (docs/PERFORMANCE.md, "Updates written straight to the room's editors").
-   * @param {Uint8Array} update
-   * @param {import('socket.io').Socket} [sender] left out
+   * @param {Uint8Array} update @param {Socket} [sender] left out
    */
   #sendUpdate (update, sender) {
     const frame = webSocketFrameOf(this.updatePacket.encode(update))
@@ -166,7 +147,7 @@ export class RoomRelay {
     else this.#awarenessTimer = setTimeout(this.#sendAwareness, wait)
   }
 
-  /** Departed clients, whose removal was sent. @param {Iterable<number>} clientIds */
+  /** @param {Iterable<number>} clientIds departed, their removal sent */
   forget (clientIds) {
     for (const clientId of clientIds) this.#changed.delete(clientId)
   }

@@ -1,14 +1,13 @@
+/** @import { Audit } from '../audit.js' */
+/** @import { Metrics } from '../metrics.js' */
+
 const CHECK_INTERVAL_MS = 500
 
 /**
  * Drops connections that stop reading: Socket.IO queues what it cannot write, and a client that never
- * reads would grow that queue by every broadcast. Other editors never wait for it.
- * @param {import('socket.io').Server} io
- * @param {object} deps
- * @param {number} deps.maxBufferedBytes
- * @param {import('../metrics.js').Metrics} deps.metrics
- * @param {import('../audit.js').Audit} deps.audit
- * @returns {() => void} stops watching
+ * reads would grow that queue by every broadcast. Other editors never wait for it; returns what stops it.
+ * @param {import('socket.io').Server} io @param {object} deps @param {number} deps.maxBufferedBytes
+ * @param {Metrics} deps.metrics @param {Audit} deps.audit
  */
 export function dropSlowConsumers (io, { maxBufferedBytes, metrics, audit }) {
   const timer = setInterval(() => {
@@ -22,11 +21,9 @@ export function dropSlowConsumers (io, { maxBufferedBytes, metrics, audit }) {
 
 /**
  * Past `maxBufferedBytes` held in Engine.IO and in its WebSocket, counting `unsentBytes` about to be
- * queued (a join reply as large as a document).
- * @param {any} conn an Engine.IO connection
- * @param {number} unsentBytes
- * @param {{ maxBufferedBytes: number, metrics: import('../metrics.js').Metrics, audit: import('../audit.js').Audit }} deps
- * @returns {boolean} whether it was dropped
+ * queued (a join reply as large as a document); says whether it dropped it.
+ * @param {any} conn an Engine.IO connection @param {number} unsentBytes
+ * @param {{ maxBufferedBytes: number, metrics: Metrics, audit: Audit }} deps
  */
 export function dropIfSlow (conn, unsentBytes, { maxBufferedBytes, metrics, audit }) {
   const buffered = queuedBytes(conn.writeBuffer) + (conn.transport?.socket?.bufferedAmount ?? 0) + unsentBytes

@@ -10,17 +10,13 @@ export const OK = Object.freeze({ ok: /** @type {const} */ (true) })
 
 /**
  * The one ACK discipline: the event must carry a callback, answered exactly once with
- * `{ ok: true, ...result }` (the shared OK when there is nothing to add) or
- * `{ ok: false, error: { code, message } }`; unexpected errors reach the client only as INTERNAL. One
- * listener for every socket (called with it as `this`). `optional`: fire-and-forget events (cursor
- * moves) are handled without a callback too.
- * @template {AckedConnection} C
- * @param {string} event
+ * `{ ok: true, ...result }` (the shared OK when there is nothing to add) or `{ ok: false, error }`;
+ * unexpected errors reach the client only as INTERNAL. One listener for every socket (called with
+ * it as `this`). `optional`: fire-and-forget events (cursor moves) need no callback.
+ * @template {AckedConnection} C @param {string} event
  * @param {(connection: C, payload: any) => Promise<object | void> | object | void} handler
- * @param {object} deps
- * @param {import('../metrics.js').Metrics} deps.metrics
- * @param {(socket: import('socket.io').Socket) => C} deps.connectionOf
- * @param {{ optional?: boolean }} [options]
+ * @param {object} deps @param {import('../metrics.js').Metrics} deps.metrics
+ * @param {(socket: import('socket.io').Socket) => C} deps.connectionOf @param {{ optional?: boolean }} [options]
  * @returns {(this: import('socket.io').Socket, ...args: any[]) => Promise<void>}
  */
 export function withAck (event, handler, { metrics, connectionOf }, { optional = false } = {}) {

@@ -1,10 +1,8 @@
-// Writes a packet, framed once for all its editors, to one editor. Over WebSocket with nothing held
-// in Engine.IO, the frame goes straight to ws's `sendFrame` (docs/PERFORMANCE.md, "Frames written to
-// the WebSocket directly"); otherwise through Engine.IO, which keeps the order of what it holds.
-// Nor does it go directly while the WebSocket holds bytes the kernel has not taken: Engine.IO's
-// buffer then grows instead, where slow-consumers.js measures it. The direct path relies on
-// internals (DIRECT_WRITE_ASSUMPTIONS), checked on the first WebSocket; if one fails, every frame
-// goes through Engine.IO's public `write`.
+// Writes a packet, framed once for all its editors, to one editor: straight to ws's `sendFrame` when
+// neither Engine.IO nor the WebSocket holds unsent bytes (docs/PERFORMANCE.md, "Frames written to the
+// WebSocket directly"), else through Engine.IO, which keeps the order of what it holds and whose
+// buffer slow-consumers.js measures. The direct path relies on internals (DIRECT_WRITE_ASSUMPTIONS),
+// checked on the first WebSocket; if one fails, every frame goes through Engine.IO's public `write`.
 
 /** ws's readyState of an open WebSocket. */
 const WS_OPEN = 1
@@ -41,8 +39,7 @@ export function directWriteProblem (conn) {
 
 /**
  * Whether `sendFrame([frame])` writes it unchanged in one synchronous write, tried on a Sender of
- * its own over a stand-in socket.
- * @param {any} sender
+ * its own over a stand-in socket. @param {any} sender
  */
 function writesAsIs (sender) {
   const frame = webSocketFrameOf(Uint8Array.of(1, 2, 3))

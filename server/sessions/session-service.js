@@ -7,12 +7,10 @@ import { languageOf } from './language-of.js'
 /** Sessions for the REST API: one session, one document with the same id; `editors` is live. */
 export class SessionService {
   /**
-   * @param {object} deps
-   * @param {import('../storage/session-store.js').SessionStore} deps.store
+   * @param {object} deps @param {import('../storage/session-store.js').SessionStore} deps.store
    * @param {import('../storage/doc-store.js').DocStore} deps.docStore
    * @param {import('../documents/doc-registry.js').DocRegistry} deps.registry
-   * @param {import('../realtime/cluster.js').Cluster} deps.cluster
-   * @param {{ defaultMaxEditors: number }} deps.config
+   * @param {import('../realtime/cluster.js').Cluster} deps.cluster @param {{ defaultMaxEditors: number }} deps.config
    */
   constructor ({ store, docStore, registry, cluster, config }) {
     this.store = store

@@ -33,8 +33,7 @@ const SHARDED_PREFIX = 'tandem'
 
 /**
  * Embedded LevelDB in one process, or Redis for everything when REDIS_URL or REDIS_CLUSTER_NODES is set.
- * @param {import('../config.js').Config} config
- * @param {import('pino').Logger} logger
+ * @param {import('../config.js').Config} config @param {import('pino').Logger} logger
  * @param {import('./storage-health.js').StorageHealth} health told of every failed write
  * @returns {Promise<Backend>}
  */

@@ -14,10 +14,8 @@ export const STOPPED_FILE = 'TANDEM-STOPPED'
 const LEVEL_FILE = /^(CURRENT|MANIFEST-\d+|\d+\.(log|ldb|sst))$/
 
 /**
- * Checks that DATA_DIR can hold a database and that the one it holds is whole.
- * @param {string} dataDir
- * @param {import('pino').Logger} logger
- * @returns {Promise<{ exists: boolean }>} whether it already holds a database
+ * Checks that DATA_DIR can hold a database and that the one it holds is whole; `exists`: it holds one.
+ * @param {string} dataDir @param {import('pino').Logger} logger
  */
 export async function inspectDataDir (dataDir, logger) {
   const stats = await stat(dataDir).catch(err => {

@@ -4,12 +4,11 @@ import { AppError } from '../errors.js'
 import { StartError } from '../exit-codes.js'
 import { KINDS, LOG_DIR, UpdateLog, encodeRecord, leftoverFiles, readRecords, readUpdates, updatesLength, writeUpdates } from './update-log.js'
 
-// Documents in the embedded LevelDB: per document an optional snapshot (`<id>!s`) and entries of
-// several updates each (`<id>!b!<hex seq>`; `<id>!u!<seq>`, one update each, is still read). An append
-// is acknowledged once in the update log (update-log.js); its updates are held here and moved to
-// LevelDB every MOVE_INTERVAL_MS, a document's in one entry (docs/PERFORMANCE.md, "An update log in
-// front of LevelDB"). Reads merge LevelDB with what is held. A compaction writes the snapshot, then
-// deletes the entries it covers: a crash between leaves both, and applying an update twice is a no-op.
+// Embedded LevelDB documents: per document an optional snapshot (`<id>!s`) and entries of several
+// updates (`<id>!b!<hex seq>`; old one-update `<id>!u!<seq>` ones are still read). An append is
+// acknowledged once in the update log (update-log.js), held here, and moved to LevelDB every
+// MOVE_INTERVAL_MS. A compaction writes the snapshot, then deletes the entries it covers: a crash
+// between leaves both, and an update applied twice is a no-op.
 
 const SEQ_WIDTH = 12
 const MOVE_INTERVAL_MS = 100
@@ -43,8 +42,7 @@ export class LevelDocStore {
   /**
    * First moves to the database what the update log still holds.
    * @param {import('./level-guard.js').LevelGuard} guard every write goes through it
-   * @param {{ dataDir: string, syncWrites: boolean }} config
-   * @param {import('pino').Logger} logger
+   * @param {{ dataDir: string, syncWrites: boolean }} config @param {import('pino').Logger} logger
    */
   static async open (guard, { dataDir, syncWrites }, logger) {
     const store = new LevelDocStore(guard, { syncWrites })
@@ -54,10 +52,7 @@ export class LevelDocStore {
     return store
   }
 
-  /**
-   * @param {import('./level-guard.js').LevelGuard} guard
-   * @param {{ syncWrites: boolean }} options
-   */
+  /** @param {import('./level-guard.js').LevelGuard} guard @param {{ syncWrites: boolean }} options */
   constructor (guard, { syncWrites }) {
     this.guard = guard
     /** @type {import('abstract-level').AbstractSublevel<any, any, string, Uint8Array>} */
@@ -94,8 +89,7 @@ export class LevelDocStore {
   /**
    * Refused, the record is not stored; answered, it is. Not through the guard: a failed move refuses
    * nothing the log holds, but a failed log write is the guard's to report and recover from.
-   * @param {Uint8Array} record
-   * @param {() => void} [onDurable]
+   * @param {Uint8Array} record @param {() => void} [onDurable]
    */
   async #writeLog (record, onDurable) {
     try {
@@ -106,10 +100,7 @@ export class LevelDocStore {
     }
   }
 
-  /**
-   * @param {string} docId
-   * @param {() => Promise<{ snapshot: Uint8Array }>} makeSnapshot
-   */
+  /** @param {string} docId @param {() => Promise<{ snapshot: Uint8Array }>} makeSnapshot */
   async compact (docId, makeSnapshot) {
     const compaction = { deleted: false, put: /** @type {Promise<unknown> | undefined} */ (undefined) }
     this.#compacting.set(docId, compaction)
@@ -176,8 +167,7 @@ export class LevelDocStore {
 
   /**
    * One move at a time: two would each take `#moving`, so a read could miss what the first still
-   * writes, and the first could delete a log file the second has not written yet.
-   * @param {number} ms
+   * writes, and the first could delete a log file the second has not written yet. @param {number} ms
    */
   #scheduleMove (ms) {
     if (this.#moveTimer || this.#closed) return
@@ -218,10 +208,8 @@ export class LevelDocStore {
   }
 
   /**
-   * Moves what a previous run left in the update log to LevelDB; refuses to start on a damaged record.
-   * @param {string} dir
-   * @param {import('pino').Logger} logger
-   * @returns {Promise<number>} the number of the next file of the log
+   * Moves what a previous run left in the update log to LevelDB and resolves to the log's next file
+   * number; refuses to start on a damaged record. @param {string} dir @param {import('pino').Logger} logger
    */
   async #recover (dir, logger) {
     const files = await leftoverFiles(dir)

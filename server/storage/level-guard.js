@@ -33,9 +33,7 @@ export class LevelGuard {
 
   /**
    * Reopened whenever the database is.
-   * @template V
-   * @param {string} name
-   * @param {{ valueEncoding: string }} options
+   * @template V @param {string} name @param {{ valueEncoding: string }} options
    * @returns {import('abstract-level').AbstractSublevel<any, any, string, V>}
    */
   sublevel (name, { valueEncoding }) {
@@ -50,12 +48,7 @@ export class LevelGuard {
     return this.#fault === null && this.db.status === 'open'
   }
 
-  /**
-   * Rejects UNAVAILABLE while the handle is failed or reopening.
-   * @template T
-   * @param {() => Promise<T>} write
-   * @returns {Promise<T>}
-   */
+  /** Rejects UNAVAILABLE while the handle is failed or reopening. @template T @param {() => Promise<T>} write */
   async write (write) {
     if (this.#fault !== null) throw unavailable()
     const epoch = this.#epoch
@@ -72,9 +65,7 @@ export class LevelGuard {
 
   /**
    * Rejects UNAVAILABLE during a reopen: one more refusal StorageHealth logs, not an error per request.
-   * @template T
-   * @param {() => Promise<T>} read
-   * @returns {Promise<T>}
+   * @template T @param {() => Promise<T>} read
    */
   async read (read) {
     if (this.db.status !== 'open') throw unavailable('storage is reopening; retry')

@@ -1,8 +1,7 @@
-// Checks LevelDB's write-ahead logs before LevelDB reads them: without paranoid checks (classic-level
-// has no option for them) it drops a record that fails its checksum, with the rest of its block, and
-// deletes the log, so the loss is silent. Reading it first lets the server refuse to start instead.
-// Format (leveldb/doc/log_format.md): 32 KiB blocks of records, each a 7-byte header (masked CRC-32C,
-// length, type) and its data; fewer than 7 bytes left in a block are padding. A MANIFEST is one too.
+// Checks LevelDB's write-ahead logs (and MANIFESTs) before LevelDB reads them: without paranoid
+// checks (classic-level has none) it would silently drop a record failing its checksum, the rest of
+// its block with it, and delete the log; the server refuses to start instead. Format:
+// leveldb/doc/log_format.md (32 KiB blocks of records with 7-byte headers).
 const BLOCK = 32 * 1024
 const HEADER = 7
 /** Record types: a whole record, or the first, a middle or the last fragment of one. */
@@ -36,11 +35,7 @@ export function checkLog (log) {
   }
 }
 
-/**
- * Whole records, fragments joined, up to the first damaged or cut short.
- * @param {Uint8Array} log
- * @returns {Generator<Uint8Array>}
- */
+/** Whole records, fragments joined, up to the first damaged or cut short. @param {Uint8Array} log */
 export function * logRecords (log) {
   /** @type {Uint8Array[]} */
   let parts = []

@@ -17,7 +17,6 @@ const PREV_LOG_NUMBER = 9
 /**
  * The table numbers the current MANIFEST names, ascending, read up to its last whole edit.
  * @param {string} dataDir
- * @returns {Promise<number[]>}
  */
 export async function tablesInManifest (dataDir) {
   const current = await readFile(join(dataDir, 'CURRENT'), 'utf8')
@@ -39,7 +38,6 @@ export async function tablesInManifest (dataDir) {
  */
 function readEdit (edit) {
   const at = { pos: 0 }
-  /** @type {string[]} */
   const deleted = []
   /** @type {[string, number][]} */
   const added = []

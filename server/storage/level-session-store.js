@@ -1,18 +1,16 @@
 // Sessions in the embedded LevelDB, one JSON value per session id. Ids sort by creation time, so a
 // reverse key scan lists newest first and the last id of a page is the cursor of the next.
 
+/** @import { LevelGuard } from './level-guard.js' */
+/** @import { SessionRecord } from './session-store.js' */
 /** @typedef {import('./session-store.js').SessionStore} SessionStore */
-/** @typedef {import('./session-store.js').SessionRecord} SessionRecord */
 
 /** @implements {SessionStore} */
 export class LevelSessionStore {
   /** @type {Promise<unknown>} increments run one at a time, each reading what the last one wrote */
   #increments = Promise.resolve()
 
-  /**
-   * @param {import('./level-guard.js').LevelGuard} guard every write goes through it
-   * @param {{ syncWrites: boolean }} options
-   */
+  /** @param {LevelGuard} guard every write goes through it @param {{ syncWrites: boolean }} options */
   constructor (guard, { syncWrites }) {
     this.guard = guard
     /** @type {import('abstract-level').AbstractSublevel<any, any, string, SessionRecord>} */
@@ -57,7 +55,6 @@ export class LevelSessionStore {
   /**
    * One process opens the database, so serializing here makes read and write one step.
    * @param {string} id @param {string} key
-   * @returns {Promise<number>}
    */
   increment (id, key) {
     const stored = `${id}!${key}`

@@ -3,11 +3,10 @@ import { join } from 'node:path'
 import { crc32c, readVarint, unmask } from './level-log.js'
 import { tablesInManifest } from './level-manifest.js'
 
-// Checks a LevelDB table's block checksums, which LevelDB reads without verifying (classic-level does
-// not expose `verify_checksums`): a flipped byte reads as a missing or different key. This names the
-// file and the damaged block's keys. Format (leveldb/doc/table_format.md): blocks, each followed by a
-// type byte and a masked CRC-32C; a 48-byte footer holds the handle of the index block, which maps
-// each data block's last key to its handle.
+// Checks a LevelDB table's block checksums, which LevelDB reads unverified (classic-level hides
+// `verify_checksums`): a flipped byte reads as a missing or different key. This names the file and
+// the damaged block's keys. Format (leveldb/doc/table_format.md): blocks, each followed by a type
+// byte and a masked CRC-32C; a 48-byte footer points at the index block of data blocks' last keys.
 const FOOTER = 48
 const TRAILER = 5
 const MAGIC_LOW = 0x8b80fb57
@@ -23,9 +22,7 @@ const MAGIC_HIGH = 0xdb477524
 
 /**
  * The tables the current MANIFEST names that fail their checks, with up to 10 damaged blocks each
- * (other files in the directory are no part of the database).
- * @param {string} dataDir
- * @returns {Promise<{ file: string, blocks: number, damage: TableDamage[] }[]>}
+ * (other files in the directory are no part of the database). @param {string} dataDir
  */
 export async function damagedTables (dataDir) {
   const found = []
@@ -41,9 +38,7 @@ export async function damagedTables (dataDir) {
 
 /**
  * Logs each damaged table; resolves with how many. Never rejects: a check that cannot be made is a
- * warning, never a reason to stop a start.
- * @param {string} dataDir
- * @param {import('pino').Logger} logger
+ * warning, never a reason to stop a start. @param {string} dataDir @param {import('pino').Logger} logger
  */
 export async function logDamagedTables (dataDir, logger) {
   try {
@@ -91,7 +86,6 @@ export function checkTable (table) {
   }
   if (typeof indexBlock === 'string') return { blocks: 0, damage: [{ offset: index.offset, problem: `index block: ${indexBlock}` }] }
 
-  /** @type {TableDamage[]} */
   const damage = []
   let blocks = 0
   /** @type {string | undefined} */
@@ -110,8 +104,7 @@ export function checkTable (table) {
 }
 
 /**
- * @param {Uint8Array} table
- * @param {{ offset: number, size: number }} handle
+ * @param {Uint8Array} table @param {{ offset: number, size: number }} handle
  * @returns {Uint8Array | string} the contents, or why they cannot be trusted
  */
 function blockAt (table, { offset, size }) {
@@ -128,8 +121,7 @@ function blockAt (table, { offset, size }) {
 
 /**
  * Prefix-compressed internal keys (user key + 8 bytes of sequence and type) and, in an index block,
- * data block handles.
- * @param {Uint8Array} block
+ * data block handles. @param {Uint8Array} block
  */
 function * entries (block) {
   const view = new DataView(block.buffer, block.byteOffset, block.byteLength)

@@ -4,11 +4,9 @@ import { clearStopped, inspectDataDir, markStopped } from './level-dir.js'
 import { logDamagedTables } from './level-tables.js'
 
 /**
- * LevelDB locks its directory: one process per DATA_DIR. An existing database opens with
- * `createIfMissing: false`, so damage never turns into an empty store over the old files.
- * Rejects with a StartError naming what to do.
- * @param {string} dataDir
- * @param {import('pino').Logger} logger
+ * One process per DATA_DIR (LevelDB locks it); an existing database opens with `createIfMissing:
+ * false`, so damage never becomes an empty store over the old files. Rejects with a StartError.
+ * @param {string} dataDir @param {import('pino').Logger} logger
  */
 export async function openLevel (dataDir, logger) {
   const { exists } = await inspectDataDir(dataDir, logger)

@@ -1,9 +1,8 @@
-// Many documents' writes sent to Redis in one command: under load each command's wake-ups (of Redis
-// and of every subscribed process) cost more than the command. A write goes at once if none went in
-// the last `spacingMs`, else with those that arrive meanwhile at the next multiple of `spacingMs` on
-// the wall clock, which every process of a host shares, so their sends coincide (docs/CLUSTER.md,
-// "One run of the script per send, and a send every 5 ms at most"). On a Redis Cluster a command
-// stays on one slot, so each write goes alone.
+// Many documents' writes go to Redis in one command: under load a command's wake-ups (Redis's and
+// every subscriber's) cost more than it. A write goes at once if none went in the last `spacingMs`,
+// else with those arriving meanwhile at the next multiple of `spacingMs` on the wall clock, which a
+// host's processes share, so their sends coincide (docs/CLUSTER.md, "One run of the script per
+// send, and a send every 5 ms at most"). On a Cluster, one write per command (one slot).
 
 /**
  * @template Item, Reply

@@ -3,11 +3,10 @@ import { AppError } from '../errors.js'
 import { COMMAND_TIMEOUT_MS, isReady } from './redis.js'
 
 // The feed: each stored write is published on its document's channel with the span it covers
-// (`prev`, `last`). A message whose `prev` is not where a copy stands means one was lost (pub/sub
-// drops them while a connection is down): the copy reads the stream, which holds everything. The
-// append script publishes, so messages leave in stream order; with REDIS_WAITAOF this process does,
-// once the write is on disk. A message: origin, `prev`, `last` after a one-byte length each, then
-// each update after a four-byte big-endian length.
+// (`prev`, `last`); a copy that misses one (pub/sub drops them while disconnected) reads the
+// stream, which holds everything. The append script publishes, so messages leave in stream order;
+// with REDIS_WAITAOF this process does, once the write is on disk. A message: origin, `prev`,
+// `last` after a one-byte length each, then each update after a four-byte big-endian length.
 
 /**
  * @typedef {object} FeedMessage
@@ -26,12 +25,10 @@ export class RedisDocFeed {
   #wasDown = false
 
   /**
-   * @param {object} deps
-   * @param {import('./redis.js').RedisClient} deps.publisher
+   * @param {object} deps @param {import('./redis.js').RedisClient} deps.publisher
    * @param {import('./redis.js').RedisClient} deps.subscriber
    * @param {boolean} deps.sharded SSUBSCRIBE/SPUBLISH (Redis 7) rather than SUBSCRIBE/PUBLISH
-   * @param {import('pino').Logger} deps.logger
-   * @param {number} [deps.subscribeTimeoutMs] default COMMAND_TIMEOUT_MS
+   * @param {import('pino').Logger} deps.logger @param {number} [deps.subscribeTimeoutMs] default COMMAND_TIMEOUT_MS
    */
   constructor ({ publisher, subscriber, sharded, logger, subscribeTimeoutMs = COMMAND_TIMEOUT_MS }) {
     this.publisher = publisher
@@ -94,8 +91,7 @@ export class RedisDocFeed {
 
   /**
    * With REDIS_WAITAOF only. A failure is logged: the write is durable, and the stream holds it.
-   * @param {string} docId
-   * @param {FeedMessage} message
+   * @param {string} docId @param {FeedMessage} message
    */
   publish (docId, message) {
     const payload = encodeFeedMessage(this.origin, message)
@@ -143,7 +139,6 @@ export function decodeFeedMessage (payload) {
   const prev = text()
   const last = text()
   if (origin === null || prev === null || last === null) return null
-  /** @type {Uint8Array[]} */
   const updates = []
   while (offset < payload.length) {
     if (offset + 4 > payload.length) return null

@@ -34,13 +34,12 @@ redis.call('XTRIM', KEYS[2], 'MINID', ms .. '-' .. (tonumber(seq) + 1))
 return 1
 `
 
-// Appends several documents' updates (KEYS: log, snapshot, tombstone of each); replies per document
-// with the entry before, the last entry and the log's length (the span the feed announces), or
-// 'DELETED', or 'BEHIND' when the log is older than the writer knows it was (Redis restarted on
-// older data). The newest entry is kept in the hash rather than read back (docs/CLUSTER.md, "The
-// newest entry kept, not read back"). Publishing here keeps messages in stream order.
-// ARGV: origin, '1' for SPUBLISH, then per document its channel ('' = none), the newest entry its
-// writer knows ('' = none), the number of its updates, and the updates.
+// Appends several documents' updates (KEYS: log, snapshot, tombstone of each; ARGV: origin, '1' for
+// SPUBLISH, then per document its channel ('' = none), the newest entry its writer knows ('' =
+// none), the number of its updates, the updates). Replies per document with the span the feed
+// announces (entry before, last entry, log length), 'DELETED', or 'BEHIND' when the log is older
+// than the writer knows (Redis restarted on older data). The newest entry is kept in the hash
+// (docs/CLUSTER.md, "The newest entry kept, not read back"); publishing here keeps stream order.
 const APPEND_SCRIPT = `
 ${OLDER_LUA}
 local replies = {}
@@ -105,8 +104,7 @@ export class RedisDocStore {
   /**
    * @param {import('./redis.js').RedisClient} client
    * @param {{ guard: import('./redis-guard.js').RedisGuard, waitAof: boolean, feed?: import('./redis-doc-feed.js').RedisDocFeed, appendSpacingMs?: number }} options
-   *   `appendSpacingMs`: under load, one run of the append script per this many ms at most
-   *   (redis-batch.js; docs/CLUSTER.md, "One run of the script per send, and a send every 5 ms at most")
+   *   `appendSpacingMs`: under load, one run of the append script per this many ms at most (redis-batch.js)
    */
   constructor (client, { guard, waitAof, feed, appendSpacingMs = 5 }) {
     this.client = /** @type {import('./redis.js').RedisClient & DocScripts} */ (client)
@@ -154,9 +152,7 @@ export class RedisDocStore {
 
   /**
    * One pipeline for all (a command each on a Cluster); null where the log predates the kept entry or
-   * Redis did not answer.
-   * @param {string[]} docIds
-   * @returns {Promise<(string | null)[]>}
+   * Redis did not answer. @param {string[]} docIds
    */
   async newestEntries (docIds) {
     if (this.client.isCluster) return Promise.all(docIds.map(docId => this.client.hget(keysOf(docId).snap, 'last').catch(() => null)))
@@ -168,8 +164,7 @@ export class RedisDocStore {
   }
 
   /**
-   * @param {string} docId
-   * @param {Uint8Array[]} updates
+   * @param {string} docId @param {Uint8Array[]} updates
    * @param {string | null} [known] refused with STORE_BEHIND if Redis's log is older
    */
   async append (docId, updates, known = null) {

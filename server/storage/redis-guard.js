@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto'
 import { AppError } from '../errors.js'
 import { isReady } from './redis.js'
+/** @import { RedisClient } from './redis.js' */
 
-// What Redis refuses, told to StorageHealth, as LevelGuard does for LevelDB: a ready connection can
-// refuse every write for minutes (READONLY, OOM, MISCONF, no reply). A refusal becomes UNAVAILABLE
-// with it as the cause. While degraded a probe writes a key of its own, so a process nobody writes
-// to (503 turns editors away) still finds out when Redis takes writes again.
+// What Redis refuses, told to StorageHealth: a ready connection can refuse every write for minutes
+// (READONLY, OOM, MISCONF, no reply); a refusal becomes UNAVAILABLE. While degraded a probe writes
+// a key of its own, so a process nobody writes to (503) learns when writes work again.
 
 const PROBE_MIN_MS = 100
 const PROBE_MAX_MS = 2000
@@ -17,10 +17,7 @@ export class RedisGuard {
   #closed = false
   #probeKey = `tandem:probe:${randomUUID()}`
 
-  /**
-   * @param {import('./redis.js').RedisClient} client
-   * @param {{ health: import('./storage-health.js').StorageHealth }} deps
-   */
+  /** @param {RedisClient} client @param {{ health: import('./storage-health.js').StorageHealth }} deps */
   constructor (client, { health }) {
     this.client = client
     this.health = health
@@ -28,10 +25,8 @@ export class RedisGuard {
 
   /**
    * A command that writes; its success tells StorageHealth that Redis takes writes.
-   * @template T
-   * @param {() => Promise<T>} command
+   * @template T @param {() => Promise<T>} command
    * @param {(reply: T) => boolean} [wrote] whether the reply says Redis wrote (a script may return before writing)
-   * @returns {Promise<T>}
    */
   async write (command, wrote = () => true) {
     let reply
@@ -44,12 +39,7 @@ export class RedisGuard {
     return reply
   }
 
-  /**
-   * A read proves nothing about writes: a replica serves reads.
-   * @template T
-   * @param {() => Promise<T>} command
-   * @returns {Promise<T>}
-   */
+  /** A read proves nothing about writes: a replica serves reads. @template T @param {() => Promise<T>} command */
   async read (command) {
     try {
       return await command()
@@ -92,7 +82,6 @@ export class RedisGuard {
 /**
  * A Redis reply's first word (OOM, READONLY...), or ETIMEDOUT for a reply that never came.
  * @param {unknown} err
- * @returns {string}
  */
 export function codeOf (err) {
   const error = /** @type {{ name?: unknown, message?: unknown, code?: unknown, previousErrors?: { message?: unknown }[] } | null} */ (err)

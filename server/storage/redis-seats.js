@@ -1,9 +1,8 @@
-// Seats (seats.js) across processes. Each counter is a hash, one field per process,
-// `<seats> <expires at>`; a join takes its seat with one script that sums every process's fields and
-// refuses past the limit, so racing joins on different processes cannot both pass it. A process
-// writes only its own field, always its full count in order on one connection, so Redis never holds
-// fewer seats than it has. Fields are leases renewed every third of SEAT_LEASE_MS: a killed process's
-// seats run out with them.
+// Seats (seats.js) across processes. Each counter is a hash, one field per process, `<seats>
+// <expires at>`; a join takes its seat with one script that sums every process's fields and refuses
+// past the limit, so racing joins cannot both pass it. A process writes only its own field, its
+// full count, in order on one connection, so Redis never holds fewer seats than it has. Fields are
+// leases renewed every third of SEAT_LEASE_MS: a killed process's seats expire.
 
 import { isReady } from './redis.js'
 import { EDITORS, countersOf } from './seats.js'
@@ -68,12 +67,8 @@ return total(KEYS[1], '')
  * @property {(key: string) => Promise<number>} tandemCountSeats
  */
 
-/**
- * @typedef {import('./seats.js').Seats} Seats
- * @typedef {import('./seats.js').Holder} Holder
- * @typedef {import('./seats.js').SeatLimits} SeatLimits
- * @typedef {import('./seats.js').Taken} Taken
- */
+/** @import { Holder, SeatLimits, Taken } from './seats.js' */
+/** @typedef {import('./seats.js').Seats} Seats */
 
 /** @implements {Seats} */
 export class RedisSeats {

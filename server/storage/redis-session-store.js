@@ -8,7 +8,7 @@ const ORDER = 'tandem:{sessions}:order'
 /** @param {string} id */
 const revokedKey = id => `tandem:{sessions}:revoked:${id}`
 
-/** @typedef {import('./session-store.js').SessionRecord} SessionRecord */
+/** @import { SessionRecord } from './session-store.js' */
 /** @typedef {import('./session-store.js').SessionStore} SessionStore */
 
 /** @implements {SessionStore} */

@@ -19,9 +19,7 @@ function clusterNodes (config) {
  * Resolves once ready, or after `readyTimeoutMs` (the process then starts not ready and recovers).
  * @param {Pick<import('../config.js').Config, 'redisUrl' | 'redisClusterNodes'>} config
  * @param {string} role names the connection in logs
- * @param {import('pino').Logger} logger
- * @param {{ subscriber?: boolean, readyTimeoutMs?: number }} [options]
- * @returns {Promise<RedisClient>}
+ * @param {import('pino').Logger} logger @param {{ subscriber?: boolean, readyTimeoutMs?: number }} [options]
  */
 export async function connectRedis (config, role, logger, { subscriber = false, readyTimeoutMs = 5000 } = {}) {
   const log = logger.child({ redis: role })
@@ -68,11 +66,7 @@ export async function connectRedis (config, role, logger, { subscriber = false, 
   return client
 }
 
-/**
- * Rejects if the MULTI or any command in it failed.
- * @param {import('ioredis').ChainableCommander} multi
- * @returns {Promise<unknown[]>}
- */
+/** Rejects if the MULTI or any command in it failed. @param {import('ioredis').ChainableCommander} multi */
 export async function execMulti (multi) {
   const results = await multi.exec()
   if (!results) throw new Error('transaction aborted')

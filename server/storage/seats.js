@@ -36,8 +36,7 @@ export const EDITORS = 'seats'
 /**
  * The session's editors for an editor's seat (always first), its user's connections for any with a
  * user, each with its limit (0 = none).
- * @param {Holder} holder
- * @param {SeatLimits} [limits] only needed to take a seat
+ * @param {Holder} holder @param {SeatLimits} [limits] only needed to take a seat
  * @returns {{ counter: string, limit: number, full: 'editors' | 'user' }[]}
  */
 export function countersOf ({ role, user }, limits = { maxEditors: 0, maxPerUser: 0 }) {

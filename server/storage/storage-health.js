@@ -1,6 +1,5 @@
-// A failed write (or a refused read) marks storage degraded until a write succeeds: health answers
-// 503, so a balancer stops sending editors to a process that cannot store. The log gets one line per
-// interval, not one per refused update.
+// A failed write or refused read marks storage degraded until a write succeeds: health answers 503,
+// so balancers send editors elsewhere. One log line per interval, not one per refused update.
 const LOG_INTERVAL_MS = 10_000
 
 /**

@@ -3,8 +3,7 @@
 /**
  * Compares stream ids as numbers without splitting them (it runs for every feed message): parts have
  * no leading zeros, so the longer is larger, and parts of one length compare as text.
- * @param {string} a
- * @param {string} b
+ * @param {string} a @param {string} b
  */
 export function compareIds (a, b) {
   const aDash = a.indexOf('-')

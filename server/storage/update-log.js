@@ -3,19 +3,18 @@ import { mkdir, readdir, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { crc32 } from 'node:zlib'
 
-// The update log: the embedded store's write-ahead log, durable before level-doc-store.js moves it to
-// LevelDB. A record is written at once, synchronously, so its ACK follows its relayed copies
-// (docs/PERFORMANCE.md, "An update log in front of LevelDB"); with SYNC_WRITES the records given
-// during a sync go in one write after it (group commit). A record that fails is cut from the file.
-// A record: body length and CRC-32 (4 bytes LE each), then kind (1 append, 2 delete), the document
-// id after a 2-byte length, and each update after a 4-byte length.
+// The embedded store's write-ahead log, in front of LevelDB (level-doc-store.js). A record is
+// written at once, synchronously, so its ACK follows its relayed copies (docs/PERFORMANCE.md, "An
+// update log in front of LevelDB"); with SYNC_WRITES, records given during a sync go in one write
+// after it (group commit). A record: body length and CRC-32 (4 bytes LE each), kind (1 append, 2
+// delete), the document id after a 2-byte length, each update after a 4-byte length.
 
 export const LOG_DIR = 'update-log'
 const HEADER = 8
 export const KINDS = Object.freeze({ APPEND: 1, DELETE: 2 })
 
+/** @typedef {{ kind: number, docId: string, updates: Uint8Array[] }} LogRecord */
 /**
- * @typedef {{ kind: number, docId: string, updates: Uint8Array[] }} LogRecord
  * @typedef {{ bytes: Uint8Array, onDurable: () => void, resolve: () => void, reject: (err: unknown) => void }} PendingRecord
  */
 
@@ -46,8 +45,7 @@ export class UpdateLog {
    * Resolves once durable; `onDurable` runs just before, and the owner must then move the record
    * elsewhere before the file goes (`settledFiles`). A failure rejects and cuts it from the file, so
    * nothing refused is stored, not even through a crash.
-   * @param {Uint8Array} bytes one record (encodeRecord)
-   * @param {() => void} [onDurable]
+   * @param {Uint8Array} bytes one record (encodeRecord) @param {() => void} [onDurable]
    * @returns {Promise<void>}
    */
   write (bytes, onDurable = () => {}) {
@@ -140,10 +138,8 @@ export class UpdateLog {
     this.#size = 0
   }
 
-  /**
-   * Not while a sync of it is under way: closing could fail the sync, or sync a reused descriptor's
-   * file and acknowledge records not on disk. The sync's callback closes it.
-   */
+  // Not while a sync of it is under way: closing could fail the sync, or sync a reused descriptor's
+  // file and acknowledge records not on disk. The sync's callback closes it.
   #release () {
     if (this.fd !== this.#syncingFd) closeSync(this.fd)
   }
@@ -192,14 +188,11 @@ export function encodeRecord (kind, docId, updates = []) {
 }
 
 /**
- * Up to the first record that is not whole.
- * @param {Uint8Array} bytes
- * @returns {{ records: LogRecord[], damage: { offset: number, problem: string } | null, tornBytes: number }}
- *   `damage`: a whole record that is wrong; `tornBytes`: an incomplete last record (a write cut short)
+ * Up to the first record that is not whole: `damage` is a whole record that is wrong, `tornBytes`
+ * an incomplete last record (a write cut short). @param {Uint8Array} bytes
  */
 export function readRecords (bytes) {
   const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
-  /** @type {LogRecord[]} */
   const records = []
   let offset = 0
   // Bounded: every turn moves `offset` forward by at least HEADER bytes, or returns.
@@ -247,7 +240,6 @@ export function writeUpdates (target, offset, updates) {
 /** Views of what `writeUpdates` wrote, or null when the lengths do not add up. @param {Uint8Array} bytes @param {number} offset @returns {Uint8Array[] | null} */
 export function readUpdates (bytes, offset) {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
-  /** @type {Uint8Array[]} */
   const updates = []
   // Bounded: every turn moves `offset` forward by at least 4 bytes, or returns.
   while (offset < bytes.byteLength) {
