@@ -1,12 +1,14 @@
 # Tandem as a PM2 cluster under pm2-runtime, on Node 26 (the current LTS, which CI tests). Every worker needs REDIS_URL (documents, sessions and
 # broadcasts live in Redis); docker-compose.yml wires one up. Build: docker build -t tandem .
 
-# The build stage installs everything, bundles the page, then drops the dev dependencies (the
-# tests' and the load test's), so the runtime stage copies only production ones. esbuild and the
-# editor packages are among those: `npm start` bundles the page when there is no build.
+# The build stage installs everything, bundles the page, then drops the dev dependencies, so the
+# runtime stage copies the built page and production dependencies only: the page's toolchain
+# (esbuild, monaco-editor, the CodeMirror packages) is dev-only, as are the tests' and the load test's.
+# client/package.json comes first because it is a workspace, which npm ci installs too.
 FROM node:26-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
+COPY client/package.json client/
 RUN npm ci --no-audit --no-fund
 COPY . .
 RUN npm run build && npm prune --omit=dev

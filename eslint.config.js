@@ -20,7 +20,7 @@ const NODE_GLOBALS = ['process', 'Buffer', 'require', 'module', '__dirname', '__
 const refuseImports = patterns => ['error', { patterns: patterns.map(([regex, message]) => ({ regex, message })) }]
 
 export default [
-  ...neostandard({ ignores: ['node_modules/**', 'data/**', '.tmp/**', 'client/dist/**', 'reports/**', 'types/**'] }),
+  ...neostandard({ ignores: ['node_modules/**', 'data/**', '.tmp/**', 'client/dist/**', 'client/lib/**', 'reports/**', 'types/**'] }),
   {
     files: ['isomorphic/**/*.js'],
     rules: {

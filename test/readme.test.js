@@ -3,6 +3,7 @@ import { readFile } from 'node:fs/promises'
 import { describe, it } from 'node:test'
 import { ENVIRONMENT } from '../server/config.js'
 import { ERRORS } from '../isomorphic/error-codes.js'
+import { DEFAULT_OPTIONS } from '../client/src/provider-options.js'
 import { tableAfter as markdownTable } from './helpers/markdown.js'
 
 const read = (/** @type {string} */ path) => readFile(new URL(`../${path}`, import.meta.url), 'utf8')
@@ -10,6 +11,7 @@ const readme = await read('README.md')
 const configuration = await read('docs/CONFIGURATION.md')
 const security = await read('docs/SECURITY.md')
 const api = await read('docs/API.md')
+const clientReadme = await read('client/README.md')
 
 /**
  * Rows of the table after `heading` in `markdown`, with code cells unquoted.
@@ -47,6 +49,17 @@ describe('README and the tables of docs/', () => {
   it('lists exactly the REST routes the server registers (docs/API.md)', async () => {
     const documented = tableAfter(api, '## REST API').map(([route]) => route.replace(/\?.*$/, ''))
     assert.deepEqual([...documented].sort(), await registeredRoutes())
+  })
+
+  it('lists exactly the provider\'s options, with their defaults (client/README.md)', async () => {
+    const documented = tableAfter(clientReadme, '### Options')
+    // The names ProviderOptions declares, from its JSDoc.
+    const declared = [...(await read('client/src/provider-options.js')).matchAll(/@property \{[^\n]*\} \[(\w+)\]/g)].map(([, name]) => name)
+    assert.deepEqual(documented.map(([name]) => name), declared)
+    const shown = (/** @type {unknown} */ value) => Array.isArray(value) ? `[${value.map(item => `'${item}'`).join(', ')}]` : String(value)
+    for (const [name, value] of Object.entries(DEFAULT_OPTIONS)) {
+      assert.equal(documented.find(([documentedName]) => documentedName === name)?.[1], shown(value), name)
+    }
   })
 
   it('lists exactly the environment variables the config reads, with their defaults (docs/CONFIGURATION.md)', () => {
