@@ -5,13 +5,13 @@ import { brotliCompressSync, gzipSync } from 'node:zlib'
 
 /**
  * @typedef {{ name: string, bytes: number, gzipBytes: number, brBytes: number }} Size
- * @typedef {{ initial: Size[], languages: Size[], monaco: Size[] }} SizeReport
+ * @typedef {{ initial: Size[], languages: Size[], monaco: Size[], monacoLanguages: Size[] }} SizeReport
  */
 
 /**
  * What the pages cost: the files every visit of the CodeMirror page loads (the HTML, the
  * stylesheet, the entry chunk and the chunks it imports statically), for each language package
- * what an editor of a session in that language loads on top, and what the Monaco page loads.
+ * what an editor of a session in that language loads on top, and the same two for the Monaco page.
  * Sizes are raw, and as the server sends them to a browser that takes brotli or gzip (the copies
  * scripts/precompress.js wrote; the HTML, sent as it is, is compressed here for comparison).
  * @param {string} dist the build directory, ending in a slash
@@ -24,27 +24,35 @@ export async function bundleSizes (dist, metafile, { entry, monaco, style }) {
   const { outputs } = metafile
   const pathOf = (/** @type {string} */ url) => `${dist}${url.slice(1)}`
   const outputOf = (/** @type {string} */ url) => /** @type {string} */ (Object.keys(outputs).find(path => path.endsWith(url)))
-  /** Output paths a chunk loads before it runs: itself and its static imports, transitively. @param {string} start */
-  const closure = (start) => {
+  /**
+   * Output paths a chunk loads before it runs (its static imports, transitively), or with `onDemand`
+   * all it may ever load.
+   * @param {string} start @param {boolean} [onDemand]
+   */
+  const closure = (start, onDemand = false) => {
     const paths = new Set([start])
     for (const path of paths) {
       for (const { path: imported, kind } of outputs[path].imports) {
-        if (kind === 'import-statement' && imported in outputs) paths.add(imported)
+        if ((kind === 'import-statement' || (onDemand && kind === 'dynamic-import')) && imported in outputs) paths.add(imported)
       }
     }
     return paths
   }
+  /** Each chunk a page fetches on demand (a language), with what it loads that the page has not. @param {string} entryPath */
+  const languagesOf = (entryPath) => {
+    const page = closure(entryPath)
+    return Promise.all([...closure(entryPath, true)]
+      .filter(path => !page.has(path) && outputs[path].entryPoint && path.endsWith('.js'))
+      .map(async path => sum(packageOf(String(outputs[path].entryPoint)),
+        await Promise.all([...closure(path)].filter(p => !page.has(p)).map(p => sizeOf(p))))))
+  }
   const entryPath = outputOf(entry)
   const monacoPath = outputOf(monaco[0])
-  const initial = closure(entryPath)
-  const languages = await Promise.all(Object.entries(outputs)
-    .filter(([path, { entryPoint }]) => entryPoint && path !== entryPath && path !== monacoPath && path.endsWith('.js'))
-    .map(async ([path, { entryPoint }]) => sum(packageOf(String(entryPoint)),
-      await Promise.all([...closure(path)].filter(p => !initial.has(p)).map(p => sizeOf(p))))))
   return {
-    initial: await Promise.all([`${dist}index.html`, pathOf(style), ...initial].map(path => sizeOf(path))),
-    languages,
-    monaco: await Promise.all([`${dist}monaco.html`, pathOf(style), ...closure(monacoPath), ...monaco.slice(1).map(pathOf)].map(path => sizeOf(path)))
+    initial: await Promise.all([`${dist}index.html`, pathOf(style), ...closure(entryPath)].map(path => sizeOf(path))),
+    languages: await languagesOf(entryPath),
+    monaco: await Promise.all([`${dist}monaco.html`, pathOf(style), ...closure(monacoPath), ...monaco.slice(1).map(pathOf)].map(path => sizeOf(path))),
+    monacoLanguages: await languagesOf(monacoPath)
   }
 }
 
@@ -71,17 +79,24 @@ export function sum (name, sizes) {
   }), { name, bytes: 0, gzipBytes: 0, brBytes: 0 })
 }
 
-/** `node_modules/@codemirror/lang-go/dist/index.js` → `@codemirror/lang-go`. @param {string} path */
+/**
+ * `node_modules/@codemirror/lang-go/dist/index.js` → `@codemirror/lang-go`; Monaco's grammars, all in
+ * one package, by language: `…/monaco-editor/esm/vs/languages/definitions/rust/rust.js` → `monaco-editor rust`.
+ * @param {string} path
+ */
 function packageOf (path) {
+  const grammar = /node_modules\/monaco-editor\/esm\/vs\/languages\/definitions\/([^/]+)\//.exec(path)?.[1]
+  if (grammar) return `monaco-editor ${grammar}`
   return /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(path)?.[1] ?? path
 }
 
 /** @param {SizeReport} report */
-export function formatSizes ({ initial, languages, monaco }) {
+export function formatSizes ({ initial, languages, monaco, monacoLanguages }) {
   const kib = (/** @type {number} */ bytes) => `${(bytes / 1024).toFixed(1)} KiB`
   const line = (/** @type {Size} */ { name, bytes, gzipBytes, brBytes }) =>
     `  ${name.padEnd(44)} ${kib(bytes).padStart(10)} ${kib(gzipBytes).padStart(10)} gzip ${kib(brBytes).padStart(10)} brotli\n`
   return 'CodeMirror page, every load:\n' + initial.map(line).join('') + line(sum('total', initial)) +
     'On top, for a session in one language:\n' + languages.map(line).join('') +
-    'Monaco page (/s/:id?editor=monaco), every load:\n' + monaco.map(line).join('') + line(sum('total', monaco))
+    'Monaco page (/s/:id?editor=monaco), every load:\n' + monaco.map(line).join('') + line(sum('total', monaco)) +
+    'On top, for a session in one language:\n' + monacoLanguages.map(line).join('')
 }

@@ -1,6 +1,8 @@
 // Syntax support by session language. Each language is its own chunk, fetched only by the editors
 // of a session in that language, so the page does not carry ten grammars to show one.
 
+import { canonicalLanguage } from './language-aliases.js'
+
 /** @typedef {import('@codemirror/state').Extension} Extension */
 
 /** @type {Record<string, () => Promise<Extension>>} */
@@ -20,20 +22,6 @@ const LOADERS = {
   markdown: () => import('@codemirror/lang-markdown').then(m => m.markdown())
 }
 
-/** Other names sessions are created with for the same languages. */
-const ALIASES = {
-  js: 'javascript',
-  mjs: 'javascript',
-  ts: 'typescript',
-  py: 'python',
-  rs: 'rust',
-  golang: 'go',
-  c: 'cpp',
-  'c++': 'cpp',
-  h: 'cpp',
-  md: 'markdown'
-}
-
 /** The languages offered when creating a session, plain text first. */
 export const LANGUAGES = ['plaintext', ...Object.keys(LOADERS)]
 
@@ -42,7 +30,7 @@ export const LANGUAGES = ['plaintext', ...Object.keys(LOADERS)]
  * @returns {Promise<Extension>} its syntax support, or nothing for plain text and unknown languages
  */
 export async function languageSupport (language) {
-  const id = ALIASES[/** @type {keyof typeof ALIASES} */ (language)] ?? language
-  const load = LOADERS[id]
+  const id = canonicalLanguage(language)
+  const load = Object.hasOwn(LOADERS, id) ? LOADERS[id] : undefined
   return load ? load() : []
 }

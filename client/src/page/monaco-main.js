@@ -6,13 +6,15 @@ import { isDocId } from '../../../isomorphic/ids.js'
 import { SocketIOProvider } from '../provider.js'
 import { getSession } from './api.js'
 import { h } from './dom.js'
+import { remoteCursors } from './monaco-cursors.js'
+import { monacoLanguage } from './monaco-languages.js'
 import { presenceList } from './presence.js'
-import { remoteCursorStyles } from './monaco-cursors.js'
 import { statusBadge } from './status-badge.js'
 import { awarenessUser, guardRemoteUsers, loadUser, tokenUser } from './user.js'
 
 // The recipe for Monaco users, served at /s/:id?editor=monaco: Monaco bound to the session's
-// document by y-monaco, over the same provider as the CodeMirror page. A bundle of its own
+// document by y-monaco, over the same provider as the CodeMirror page, with carets in the same
+// awareness format (monaco-cursors.js), so the two editors see each other. A bundle of its own
 // (client/build.js), so the CodeMirror page loads none of Monaco.
 
 // Monaco runs its text model's diffing in a worker. client/build.js bundles it beside the page (from
@@ -53,19 +55,21 @@ async function renderMonaco (root, id) {
       h('a', { href: `/s/${id}${window.location.hash}` }, ['CodeMirror'])
     ]),
     h('div', { class: 'who' }, [presenceList(provider.awareness)]),
-    editorHost,
-    remoteCursorStyles(provider.awareness)
+    editorHost
   )
   const editor = monaco.editor.create(editorHost, {
     value: '',
-    language: 'plaintext',
+    language: monacoLanguage(session.language),
     automaticLayout: true,
     minimap: { enabled: false }
   })
   const model = /** @type {monaco.editor.ITextModel} */ (editor.getModel())
-  // Keeps the model and the text equal both ways, and draws the others' selections and carets.
+  const ytext = ydoc.getText(TEXT_NAME)
+  // Keeps the model and the text equal both ways. No awareness here: y-monaco's carets use a field
+  // CodeMirror does not read, so monaco-cursors.js publishes and draws them instead.
   // eslint-disable-next-line no-new
-  new MonacoBinding(ydoc.getText(TEXT_NAME), model, new Set([editor]), provider.awareness)
+  new MonacoBinding(ytext, model, new Set([editor]))
+  root.append(remoteCursors(editor, ytext, provider.awareness))
   provider.on('status', ({ status }) => {
     if (status === 'connected' && provider.role === 'viewer') editor.updateOptions({ readOnly: true })
   })
