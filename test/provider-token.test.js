@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
+import { createSocket } from '../client/src/socket.js'
 import { eventually } from './helpers/eventually.js'
 import { openDoc } from './helpers/provider.js'
-import { api, startServer, tempDataDir } from './helpers/server.js'
+import { api, contentOf, createSession, startServer, tempDataDir } from './helpers/server.js'
 
 const AUTH_SECRET = 'a-test-secret-that-is-at-least-32-characters'
 const API_KEY = 'test-api-key-0123456789'
@@ -10,6 +11,52 @@ const KEY = { authorization: `Bearer ${API_KEY}` }
 // The shortest `ttl` a token may be minted with (server/http/validation.js, TOKEN_TTL_SECONDS' minimum).
 const SHORTEST_TTL = 10
 const FAST_RETRY = { retryDelayMs: 20, maxRetryDelayMs: 200 }
+
+describe('a provider given a token function, with auth off', () => {
+  /** @type {Awaited<ReturnType<typeof startServer>>} */
+  let tandem
+  before(async () => { tandem = await startServer() })
+  after(() => tandem.close())
+
+  /** A token function as the README's example is when no backend route serves it. */
+  const unreachable = () => {
+    const token = async () => {
+      token.calls++
+      throw new TypeError('Failed to parse URL from /tandem-token/x')
+    }
+    token.calls = 0
+    return token
+  }
+
+  it('never calls it, since the server asks for no token, and syncs', async () => {
+    const { id } = await createSession(tandem.url)
+    const token = unreachable()
+    /** @type {Error[]} */
+    const connectionErrors = []
+    const alice = openDoc(tandem.url, id, { token, connect: false, ...FAST_RETRY })
+    alice.provider.on('connection-error', err => connectionErrors.push(err))
+    alice.provider.connect()
+    alice.append('no token needed')
+    await eventually(() => alice.settled())
+    assert.equal(await contentOf(tandem.url, id), 'no token needed')
+    assert.equal(token.calls, 0)
+    assert.deepEqual(connectionErrors, [])
+    assert.deepEqual(alice.events.refused, [])
+    alice.destroy()
+  })
+
+  it('never calls the token function of a shared socket, nor the provider\'s', async () => {
+    const { id } = await createSession(tandem.url)
+    const [socketToken, providerToken] = [unreachable(), unreachable()]
+    const socket = createSocket(tandem.url, { token: socketToken })
+    const alice = openDoc(tandem.url, id, { socket, token: providerToken, ...FAST_RETRY })
+    alice.append('shared')
+    await eventually(() => alice.settled())
+    assert.deepEqual([socketToken.calls, providerToken.calls], [0, 0])
+    alice.destroy()
+    socket.disconnect()
+  })
+})
 
 describe('a provider given a token function, with auth on', () => {
   /** @type {Awaited<ReturnType<typeof tempDataDir>>} */
@@ -34,6 +81,37 @@ describe('a provider given a token function, with auth on', () => {
     assert.equal(res.status, 201)
     return /** @type {string} */ (res.body.token)
   }
+
+  it('asks for a token once the server refuses a handshake without one, and joins without reporting that refusal', async () => {
+    const id = await newSession()
+    let calls = 0
+    /** @type {Error[]} */
+    const connectionErrors = []
+    const alice = openDoc(tandem.url, id, { token: () => { calls++; return mint(id) }, connect: false, ...FAST_RETRY })
+    alice.provider.on('connection-error', err => connectionErrors.push(err))
+    alice.provider.connect()
+    alice.append('joined with a token')
+    await eventually(() => alice.settled())
+    assert.equal(calls, 2, 'once for the handshake that follows the refused one, once for the join')
+    assert.deepEqual(alice.events.refused, [])
+    assert.deepEqual(connectionErrors, [])
+    assert.deepEqual(alice.events.status, ['connecting', 'connected'])
+    alice.destroy()
+  })
+
+  it('on a socket whose handshake token opens another session, asks for its own token when the join is refused', async () => {
+    const [other, id] = [await newSession(), await newSession()]
+    const socket = createSocket(tandem.url, { token: await mint(other) })
+    let calls = 0
+    const alice = openDoc(tandem.url, id, { socket, token: () => { calls++; return mint(id) }, ...FAST_RETRY })
+    alice.append('in the second session')
+    await eventually(() => alice.settled())
+    assert.equal(calls, 1)
+    assert.deepEqual(alice.events.refused, [], 'the FORBIDDEN join only asked for the token')
+    assert.equal((await api(tandem.url, `/api/sessions/${id}/content`, { headers: KEY })).body, 'in the second session')
+    alice.destroy()
+    socket.disconnect()
+  })
 
   it('outlives its token: after the token expires and the server restarts, it fetches a fresh one and loses no edit', async () => {
     const id = await newSession()
@@ -92,7 +170,8 @@ describe('a provider given a token function, with auth on', () => {
     alice.provider.connect()
     alice.append('kept meanwhile')
     await eventually(() => alice.settled())
-    assert.ok(connectionErrors.some(err => /could not get a join token: backend unreachable/.test(err.message)))
+    assert.ok(connectionErrors.some(err => err.message === 'the server requires a join token, and the token function failed: backend unreachable'),
+      connectionErrors.map(err => err.message).join('\n'))
     assert.equal((await api(tandem.url, `/api/sessions/${id}/content`, { headers: KEY })).body, 'kept meanwhile')
     alice.destroy()
   })

@@ -2,11 +2,13 @@ import { DOC_ID_PATTERN, isDocId } from '../../isomorphic/ids.js'
 
 /**
  * @typedef {object} ProviderOptions
- * @property {string | (() => Promise<string> | string)} [token] the join token, or a function that
- *   fetches one from your backend. A function is called for every handshake (`auth: { token }`) and
- *   every `doc:join`, and again after an UNAUTHORIZED refusal (then retried with backoff), so a
- *   session outlives each short-lived token. A string that expires stops the provider at its next
- *   reconnect. The handshake part is ignored with `socket` (that socket's own `token` applies).
+ * @property {import('./join-token.js').TokenSource} [token] the join token, or a function that
+ *   fetches one from your backend. A function is called only once the server has refused a handshake
+ *   or `doc:join` without a token (a server with auth off never asks), then for every handshake
+ *   (`auth: { token }`) and every `doc:join`, and again after an UNAUTHORIZED refusal (then retried
+ *   with backoff), so a session outlives each short-lived token. A string is always sent; one that
+ *   expires stops the provider at its next reconnect. The handshake part is ignored with `socket`
+ *   (that socket's own `token` applies).
  * @property {import('y-protocols/awareness').Awareness} [awareness] cursors and presence. Default: a new one on the document.
  * @property {boolean} [connect] join as soon as the provider exists. Default true.
  * @property {string[]} [transports] Engine.IO transports. Default `['websocket']`. Ignored with `socket`.

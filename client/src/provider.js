@@ -5,9 +5,10 @@ import { ERRORS } from '../../isomorphic/error-codes.js'
 import { CLOSE_REASONS, EVENTS, ROLES } from '../../isomorphic/events.js'
 import { AwarenessSync } from './awareness-sync.js'
 import { backoffDelay } from './backoff.js'
+import { JoinToken } from './join-token.js'
 import { PendingUpdates } from './pending-updates.js'
 import { providerOptions } from './provider-options.js'
-import { claimDoc, createSocket } from './socket.js'
+import { claimDoc, createSocket, isTokenRequest } from './socket.js'
 
 export const STATUS = Object.freeze({ CONNECTING: 'connecting', CONNECTED: 'connected', DISCONNECTED: 'disconnected' })
 
@@ -54,7 +55,8 @@ const JOINED = 2
  * once the update is stored. An update refused for good (INVALID_UPDATE, FORBIDDEN, …) blocks the
  * provider the same way, for as long as it lives: edits built on it can never be stored.
  *
- * Give `token` as a function to outlive short-lived join tokens: it is asked for a fresh one on
+ * Give `token` as a function to outlive short-lived join tokens: it is first called when the server
+ * refuses an attempt without a token (a server with auth off never does), then for a fresh one on
  * every (re)connect and join, and again after an UNAUTHORIZED refusal. A viewer (the join's `role`)
  * sends no document updates: its local edits stay local, counted in `unsyncedChanges`.
  *
@@ -84,6 +86,8 @@ export class SocketIOProvider extends ObservableV2 {
   #missingTimer
   /** the transport is open and the server has not yet accepted the socket (see #onTransportClose) */
   #transportOpen = false
+  /** the token of this provider's joins, and of its own socket's handshakes */
+  #joinToken
   #ownsSocket
   #ownsAwareness
   #awarenessSync
@@ -103,11 +107,14 @@ export class SocketIOProvider extends ObservableV2 {
     this.doc = ydoc
     this.#ownsAwareness = !this.options.awareness
     this.awareness = this.options.awareness ?? new Awareness(ydoc)
+    this.#joinToken = new JoinToken(this.options.token)
+    // Reported here; the attempt it failed is retried with backoff (the backend may be back by then).
+    this.#joinToken.on('error', error => this.emit('connection-error', [error]))
     this.#ownsSocket = !this.options.socket
     /** @type {import('./socket.js').TandemSocket} */
     this.socket = this.options.socket ??
       createSocket(serverUrl, {
-        token: typeof this.options.token === 'function' ? () => /** @type {Promise<string>} */ (this.#token()) : this.options.token,
+        token: this.#joinToken,
         transports: [...this.options.transports],
         autoConnect: false
       })
@@ -233,6 +240,7 @@ export class SocketIOProvider extends ObservableV2 {
     this.#releaseDoc()
     // An awareness made here runs a timer nobody else would stop.
     if (this.#ownsAwareness) this.awareness.destroy()
+    this.#joinToken.destroy()
     super.destroy()
   }
 
@@ -243,9 +251,9 @@ export class SocketIOProvider extends ObservableV2 {
     this.#setStatus(STATUS.CONNECTING)
     let token
     try {
-      token = await this.#token()
+      token = await this.#joinToken.get()
     } catch {
-      // Reported by #token; the backend may be back by the next attempt.
+      // Reported as `connection-error`; the backend may be back by the next attempt.
       if (epoch !== this.#membershipEpoch) return
       this.#membership = NONE
       this.#retryLater(() => this.#join())
@@ -261,8 +269,13 @@ export class SocketIOProvider extends ObservableV2 {
     if (epoch !== this.#membershipEpoch) return
     if (!reply?.ok) {
       this.#membership = NONE
+      // Refused for want of a token this join did not carry: not a failure; join again with one.
+      if (reply && this.#joinToken.askedBy(reply.error.code)) {
+        this.#join()
+        return
+      }
       // No reply in time counts as retryable: the join may have gone through, and joining again is allowed.
-      const renewable = typeof this.options.token === 'function'
+      const renewable = this.#joinToken.renewable
       if (!reply || this.#refused(EVENTS.JOIN, reply.error, renewable).retry) this.#retryLater(() => this.#join(), reply?.error)
       else this.disconnect()
       return
@@ -422,24 +435,6 @@ export class SocketIOProvider extends ObservableV2 {
   }
 
   /**
-   * The join token: the string given, or a fresh one from the token function. A function that
-   * fails (or returns no string) is reported as `connection-error` and rejects.
-   * @returns {Promise<string | undefined>}
-   */
-  async #token () {
-    const { token } = this.options
-    if (typeof token !== 'function') return token
-    try {
-      const fresh = await token()
-      if (typeof fresh !== 'string' || fresh === '') throw new TypeError(`the token function returned ${typeof fresh}, not a token`)
-      return fresh
-    } catch (err) {
-      this.emit('connection-error', [new Error(`could not get a join token: ${/** @type {Error} */ (err).message}`, { cause: err })])
-      throw err
-    }
-  }
-
-  /**
    * Reports a refusal and returns it; its `retry` (the flag of its code) says whether it is worth
    * retrying. UNAUTHORIZED is, when a token function can fetch a fresh token.
    * @param {string} event
@@ -496,6 +491,8 @@ export class SocketIOProvider extends ObservableV2 {
 
   /** @param {Error & { data?: import('../../isomorphic/error-codes.js').ErrorBody }} error */
   #onConnectError = (error) => {
+    // The socket asked for its token and is connecting again with it: nothing was refused.
+    if (isTokenRequest(error)) return
     // The handshake's token comes from the socket's `auth`: renewable when that is a function.
     const refusal = error.data?.code ? this.#refused('connect', error.data, typeof this.socket.auth === 'function') : null
     // An inactive socket after a connect error was refused by the server, and socket.io-client will
@@ -551,7 +548,7 @@ export class SocketIOProvider extends ObservableV2 {
     this.#endMembership()
     this.emit('closed', [{ reason }])
     // A token function gives a fresh token for the next join, so an expired one ends nothing.
-    const renewable = reason === CLOSE_REASONS.EXPIRED && typeof this.options.token === 'function'
+    const renewable = reason === CLOSE_REASONS.EXPIRED && this.#joinToken.renewable
     if (reason === CLOSE_REASONS.RELOAD && this.#pending.size > 0) {
       // This editor's unacknowledged updates may be what made the server reload: back off.
       this.#setStatus(STATUS.CONNECTING)

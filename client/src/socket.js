@@ -1,5 +1,6 @@
 import { io } from 'socket.io-client'
 import { PARSER } from '../../isomorphic/parser.js'
+import { JoinToken } from './join-token.js'
 
 /**
  * @typedef {import('socket.io-client').Socket<
@@ -10,9 +11,10 @@ import { PARSER } from '../../isomorphic/parser.js'
 
 /**
  * @typedef {object} SocketOptions
- * @property {string | (() => Promise<string> | string)} [token] sent in the handshake as
- *   `auth: { token }`; a function is called before every (re)connect, so each handshake carries a
- *   fresh token
+ * @property {import('./join-token.js').TokenSource | JoinToken} [token] sent in the handshake as
+ *   `auth: { token }`. A function is called only once the server has refused a handshake without a
+ *   token (a server with auth off never does), then before every (re)connect, so each handshake
+ *   carries a fresh token
  * @property {string[]} [transports] Engine.IO transports, in order of preference. Default `['websocket']`.
  * @property {boolean} [autoConnect] connect at once. Default true.
  */
@@ -28,27 +30,53 @@ import { PARSER } from '../../isomorphic/parser.js'
  * @returns {TandemSocket}
  */
 export function createSocket (serverUrl, { token, transports = ['websocket'], ...rest } = {}) {
-  return io(serverUrl, {
+  const joinToken = token instanceof JoinToken ? token : new JoinToken(token)
+  const socket = io(serverUrl, {
     ...rest,
     transports,
     forceNew: true,
     // The server's parser (one frame per packet); a client on the default parser cannot talk to it.
     parser: PARSER,
-    ...(token === undefined ? {} : { auth: handshakeAuth(token) })
+    ...handshakeAuth(joinToken)
   })
+  // The first handshake of a token function carries no token. A server that wants one refuses it:
+  // try again at once, with one. Registered before any provider's listener, which then ignores it.
+  if (joinToken.renewable) {
+    socket.on('connect_error', (/** @type {Error & { data?: { code?: string } }} */ err) => {
+      if (!joinToken.askedBy(err.data?.code)) return
+      tokenRequests.add(err)
+      socket.connect()
+    })
+  }
+  return socket
+}
+
+/** Refusals of a handshake that only told a socket to send its token (see createSocket). */
+const tokenRequests = new WeakSet()
+
+/**
+ * Whether a `connect_error` only asked for the token the handshake did not carry yet: its socket
+ * is already connecting again with one, and nothing failed.
+ * @param {Error} error
+ */
+export function isTokenRequest (error) {
+  return tokenRequests.has(error)
 }
 
 /**
  * socket.io-client calls a function `auth` before each connection attempt. A token function that
- * fails sends no token: the server refuses the handshake with UNAUTHORIZED, which the caller
- * sees as `connect_error` (and the provider retries with backoff).
- * @param {string | (() => Promise<string> | string)} token
- * @returns {{ token: string } | ((cb: (data: object) => void) => void)}
+ * fails, or has not been asked for yet, sends no token: a server with auth on refuses the handshake
+ * with UNAUTHORIZED, which the caller sees as `connect_error` (and the provider retries with backoff).
+ * @param {JoinToken} joinToken
+ * @returns {{ auth?: { token: string } | ((cb: (data: object) => void) => void) }} the `auth` option, if any
  */
-function handshakeAuth (token) {
-  if (typeof token !== 'function') return { token }
-  return (cb) => {
-    Promise.resolve().then(token).then(fresh => cb({ token: fresh }), () => cb({}))
+function handshakeAuth (joinToken) {
+  const { fixed } = joinToken
+  if (!joinToken.renewable) return fixed === undefined ? {} : { auth: { token: fixed } }
+  return {
+    auth: (cb) => {
+      joinToken.get().then(fresh => cb(fresh === undefined ? {} : { token: fresh }), () => cb({}))
+    }
   }
 }
 

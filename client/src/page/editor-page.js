@@ -7,7 +7,9 @@ import { ERRORS } from '../../../isomorphic/error-codes.js'
 import { CLOSE_REASONS, TEXT_NAME } from '../../../isomorphic/events.js'
 import { SocketIOProvider } from '../provider.js'
 import { getSession, updateSession } from './api.js'
+import { showConnectionErrors } from './connection-errors.js'
 import { h } from './dom.js'
+import { takeInviteToken } from './invite-token.js'
 import { LANGUAGES, languageSupport } from './languages.js'
 import { notices } from './notices.js'
 import { presenceList } from './presence.js'
@@ -18,12 +20,12 @@ import { awarenessUser, guardRemoteUsers, loadUser, saveUser, tokenUser } from '
 /**
  * The editor at /s/:id: CodeMirror bound to the session's document, with status, share link, the
  * user's name and who else is here. With auth on, the invitation link carries a join token in its
- * fragment (`/s/:id#token=…`), which never reaches a server log.
+ * fragment (`/s/:id#token=…`), which never reaches a server log and leaves the address bar once read.
  * @param {HTMLElement} root
  * @param {string} id
  */
 export async function renderEditor (root, id) {
-  const token = new URLSearchParams(window.location.hash.slice(1)).get('token') ?? undefined
+  const token = takeInviteToken(id)
   let session
   try {
     session = await getSession(id, token)
@@ -103,7 +105,10 @@ export async function renderEditor (root, id) {
     })
   })
 
-  provider.on('refused', ({ code, message, retry }) => {
+  showConnectionErrors(provider, messages)
+  provider.on('refused', ({ event, code, message, retry }) => {
+    // A refused handshake is a connection error, shown as one.
+    if (event === 'connect') return
     messages.show(code, retry ? `${message} (${code}); retrying.` : `The server refused an edit: ${message} (${code}).`)
   })
   // A retryable refusal is over once the document is joined again.

@@ -5,9 +5,12 @@ import { TEXT_NAME } from '../../../isomorphic/events.js'
 import { isDocId } from '../../../isomorphic/ids.js'
 import { SocketIOProvider } from '../provider.js'
 import { getSession } from './api.js'
+import { showConnectionErrors } from './connection-errors.js'
 import { h } from './dom.js'
+import { takeInviteToken } from './invite-token.js'
 import { remoteCursors } from './monaco-cursors.js'
 import { monacoLanguage } from './monaco-languages.js'
+import { notices } from './notices.js'
 import { presenceList } from './presence.js'
 import { statusBadge } from './status-badge.js'
 import { awarenessUser, guardRemoteUsers, loadUser, tokenUser } from './user.js'
@@ -31,7 +34,7 @@ if (isDocId(id)) renderMonaco(root, id)
  * @param {string} id
  */
 async function renderMonaco (root, id) {
-  const token = new URLSearchParams(window.location.hash.slice(1)).get('token') ?? undefined
+  const token = takeInviteToken(id)
   const session = await getSession(id, token).catch(() => null)
   if (!session) {
     root.replaceChildren(h('main', { class: 'missing' }, [h('p', {}, ['No such session.']), h('a', { href: '/' }, ['All sessions'])]))
@@ -45,6 +48,8 @@ async function renderMonaco (root, id) {
   const user = named ? { ...loadUser(), name: named } : loadUser()
   provider.awareness.setLocalStateField('user', awarenessUser(user))
 
+  const messages = notices()
+  showConnectionErrors(provider, messages)
   const editorHost = h('div', { class: 'editor monaco' })
   root.replaceChildren(
     h('header', { class: 'bar' }, [
@@ -52,9 +57,10 @@ async function renderMonaco (root, id) {
       h('h1', {}, [session.name]),
       statusBadge(provider),
       h('span', { class: 'spacer' }),
-      h('a', { href: `/s/${id}${window.location.hash}` }, ['CodeMirror'])
+      h('a', { href: `/s/${id}` }, ['CodeMirror'])
     ]),
     h('div', { class: 'who' }, [presenceList(provider.awareness)]),
+    messages.element,
     editorHost
   )
   const editor = monaco.editor.create(editorHost, {

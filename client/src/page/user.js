@@ -1,39 +1,60 @@
-// Who this browser is to the others: a name and a colour, kept in localStorage so they survive a
-// reload, and published as the awareness `user` field that y-codemirror.next labels cursors with.
+// Who this page is to the others: a name and a colour, published as the awareness `user` field that
+// y-codemirror.next labels cursors with. A guest name and colour are drawn per tab and kept in
+// sessionStorage (a reload keeps them, another tab draws its own), so each tab's cursor is told
+// apart from this one's. A name the user types is kept in localStorage, for every tab and later visits.
 
 import { AWARENESS_USER, awarenessUserProblem } from '../../../isomorphic/awareness-user.js'
 
-const STORAGE_KEY = 'tandem:user'
+/** localStorage: the user the person chose (name, and the colour of the tab they chose it in). */
+const CHOSEN_KEY = 'tandem:user'
+/** sessionStorage: this tab's guest. */
+const GUEST_KEY = 'tandem:guest'
 /** Drawn for a remote user whose colour is not plain hex. */
 const FALLBACK_COLOR = '#808080'
+// Earlier versions kept a drawn guest under CHOSEN_KEY, shared by every tab: not a choice.
+const GUEST_NAME = /^Guest \d{4}$/
 
 // Dark enough for the white label text y-codemirror.next draws on them.
 const COLORS = ['#d33682', '#268bd2', '#2aa198', '#859900', '#b58900', '#cb4b16', '#6c71c4', '#dc322f']
 
 /** @typedef {{ name: string, color: string }} User */
 
-/** @returns {User} */
+/** The chosen user if there is one, else this tab's guest. @returns {User} */
 export function loadUser () {
-  try {
-    const stored = JSON.parse(localStorage.getItem(STORAGE_KEY) ?? 'null')
-    if (typeof stored?.name === 'string' && COLORS.includes(stored.color)) return stored
-  } catch {
-    // Unreadable or disabled storage: start afresh.
-  }
-  const user = {
+  const chosen = read(() => localStorage, CHOSEN_KEY)
+  if (chosen && !GUEST_NAME.test(chosen.name)) return chosen
+  const guest = read(() => sessionStorage, GUEST_KEY) ?? {
     name: `Guest ${Math.floor(1000 + Math.random() * 9000)}`,
     color: COLORS[Math.floor(Math.random() * COLORS.length)]
   }
-  saveUser(user)
-  return user
+  write(() => sessionStorage, GUEST_KEY, guest)
+  return guest
 }
 
-/** @param {User} user */
+/** Keeps a name the user chose, for every tab. @param {User} user */
 export function saveUser (user) {
+  write(() => localStorage, CHOSEN_KEY, user)
+}
+
+// Storage is passed as a getter: reading `localStorage` itself throws where the browser blocks it.
+
+/** @param {() => Storage} storage @param {string} key @returns {User | null} */
+function read (storage, key) {
   try {
-    localStorage.setItem(STORAGE_KEY, JSON.stringify(user))
+    const stored = JSON.parse(storage().getItem(key) ?? 'null')
+    return typeof stored?.name === 'string' && COLORS.includes(stored.color) ? stored : null
   } catch {
-    // Private mode may refuse; the name then lasts until the page closes.
+    // Unreadable or disabled storage: start afresh.
+    return null
+  }
+}
+
+/** @param {() => Storage} storage @param {string} key @param {User} user */
+function write (storage, key, user) {
+  try {
+    storage().setItem(key, JSON.stringify(user))
+  } catch {
+    // Private mode may refuse; the user then lasts until the page closes.
   }
 }
 
