@@ -18,6 +18,9 @@ FROM node:26-bookworm-slim
 # Production refuses to start without AUTH_SECRET, API_KEY and METRICS_TOKEN (or METRICS_PUBLIC=true
 # when a network rule guards /metrics): pass them at run time, never bake them into the image.
 ENV NODE_ENV=production
+# Every interface of the container, so that `-p 3000:3000` reaches it: without AUTH_SECRET the server
+# would otherwise bind 127.0.0.1, where the health check passes and nothing from outside gets in.
+ENV HOST=0.0.0.0
 # pm2-runtime and the other binaries of the app's dependencies.
 ENV PATH=/app/node_modules/.bin:$PATH
 # jemalloc instead of glibc's malloc, for PM2 and every worker: glibc keeps in its arenas what a busy

@@ -5,13 +5,15 @@
 // environment: under NODE_ENV=production it must carry AUTH_SECRET, API_KEY and METRICS_TOKEN (or
 // METRICS_PUBLIC=true), or each worker refuses to start.
 
-import { loadConfig } from './server/config.js'
+import { loadClusterConfig } from './server/config.js'
 import { NODE_OPTIONS } from './server/node-options.js'
 
-// The workers' configuration, checked once here: without it, a missing secret (say `docker run`
-// without AUTH_SECRET under the image's NODE_ENV=production) makes every worker exit at start and
-// PM2 restart it forever. This way pm2-runtime and `pm2 start` stop at once, naming the variable.
-loadConfig(process.env)
+// The workers' configuration, checked once here: without it, a missing secret or REDIS_URL (say
+// `docker run` without AUTH_SECRET under the image's NODE_ENV=production) makes every worker exit at
+// start and PM2 restart it forever. This way pm2-runtime stops at once, naming the variable; `pm2
+// start` has already started its daemon by then, so `npm run cluster` checks before it
+// (scripts/check-cluster.js).
+loadClusterConfig(process.env)
 
 const workers = process.env.WORKERS ?? 'max'
 

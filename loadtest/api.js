@@ -3,6 +3,16 @@
 
 const REQUEST_TIMEOUT_MS = 30000
 
+/** No HTTP answer at all: nothing listens there, the name does not resolve, or the timeout passed. */
+export class UnreachableError extends Error {
+  /** @param {string} url @param {any} err what fetch threw */
+  constructor (url, err) {
+    const reason = err?.name === 'TimeoutError' ? `no answer within ${REQUEST_TIMEOUT_MS / 1000} s` : err?.cause?.code ?? err?.cause?.message ?? err?.message
+    super(`no server answered at ${url} (${reason})`, { cause: err })
+    this.url = url
+  }
+}
+
 export class TandemApi {
   /** @param {string} url @param {string | null} apiKey @param {string | null} [metricsToken] */
   constructor (url, apiKey, metricsToken = null) {
@@ -25,7 +35,7 @@ export class TandemApi {
       headers: body === undefined ? headers : { ...headers, 'content-type': 'application/json' },
       body: body === undefined ? undefined : JSON.stringify(body),
       signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS)
-    })
+    }).catch((err) => { throw new UnreachableError(this.url, err) })
     const text = await res.text()
     if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text.slice(0, 200)}`)
     return { res, text }

@@ -2,6 +2,7 @@
 // `npm run loadtest -- [options]`: parse the options, run the sweep (--runs times) with a live
 // progress line on stderr, write each run's report files, and print the report (markdown tables, or
 // JSON with --json) on stdout; after several runs, their medians instead (runs.md, runs.json).
+import { UnreachableError } from './api.js'
 import { OptionError, helpText, parseOptions } from './options.js'
 import { createProgress } from './progress.js'
 import { formatMs } from './report/format.js'
@@ -54,7 +55,13 @@ try {
   }
 } catch (err) {
   progress.done()
-  process.stderr.write(`loadtest: ${/** @type {Error} */ (err).stack ?? err}\n`)
+  if (err instanceof UnreachableError) {
+    // One line an operator can act on; a server this run started and lost is another story.
+    const hint = options.spawn ? '' : ': start one there (npm start), point --url at one, or let the load test start its own (--spawn single)'
+    process.stderr.write(`loadtest: ${err.message}${hint}\n`)
+  } else {
+    process.stderr.write(`loadtest: ${/** @type {Error} */ (err).stack ?? err}\n`)
+  }
   process.exit(1)
 }
 

@@ -1,6 +1,7 @@
 import { cpus, loadavg } from 'node:os'
 import { assessGenerator } from './generator-health.js'
 import { merge, summarize } from './histogram.js'
+import { isLoopback } from './values.js'
 
 // A level's figures, assembled from the generator threads' histograms and counters, the server's
 // /metrics and the convergence check: the shape report.json holds per level.
@@ -22,8 +23,10 @@ import { merge, summarize } from './histogram.js'
  * @param {import('./process-stats.js').ProcessStats | null} [input.serverProcess] from /proc, when the server runs here:
  *   every server process and Redis, summed
  * @param {import('./convergence.js').Convergence} input.convergence
+ * @param {number} [input.cores] the machine's, server's and generator's together: not only those this process
+ *   may run on, which `npm run peers -- --pin` narrows to the generator's (tests give their own)
  */
-export function summarizeLevel ({ options, editors, roomSizes, threads, rampMs, joined, joinFailures, expected, parts, windowMs, cpuPercent, server, serverProcess = null, convergence }) {
+export function summarizeLevel ({ options, editors, roomSizes, threads, rampMs, joined, joinFailures, expected, parts, windowMs, cpuPercent, server, serverProcess = null, convergence, cores = cpus().length }) {
   const histogram = (/** @type {string} */ name) => summarize(merge(parts.map(part => part.histograms[name])))
   const count = (/** @type {string} */ name) => parts.reduce((total, part) => total + part.counts[name], 0)
   /** @type {Record<string, number>} */
@@ -83,9 +86,9 @@ export function summarizeLevel ({ options, editors, roomSizes, threads, rampMs, 
         traceFinished: traceFinished > 0 && traceFinished === joined,
         generatorCpuPercent: cpuPercent,
         serverCpuPercent: serverProcess?.cpuPercent ?? server?.cpuPercent ?? null,
-        // The machine's cores, server's and generator's together: not only those this process may
-        // run on, which `npm run peers -- --pin` narrows to the generator's.
-        cores: cpus().length
+        cores,
+        // With --spawn the URL is the default, on loopback, as the spawned server is.
+        sharesMachine: options.url.every(isLoopback)
       })
     },
     convergence

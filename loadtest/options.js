@@ -1,4 +1,6 @@
 import { parseArgs } from 'node:util'
+import { plannedTime } from './planned-time.js'
+import { formatDuration } from './report/format.js'
 import { TANDEM_CLIENTS } from './target.js'
 import { duration, httpUrlList, integer, integerList, isLoopback, nonEmpty, number, oneOf, size } from './values.js'
 
@@ -199,6 +201,8 @@ export function helpText () {
     '(p50/p90/p99/max from HDR histograms, warm-up excluded), errors, loss, server and generator load, and',
     'a convergence check. Then autocannon against the REST API, and a capacity verdict against the SLOs.',
     'With --soak, one level is held for a long time instead, and the server\'s memory sampled throughout.',
+    `At the defaults a run edits and measures for ${formatDuration(plannedTime(defaultOptions()).ms)}, and takes a few seconds per level more:`,
+    `${plannedTime(defaultOptions()).breakdown}.`,
     '',
     'Options:',
     ...optionLines(OPTION_SPECS),

@@ -17,6 +17,8 @@ const autocannon = createRequire(import.meta.url)('autocannon')
 // that endpoint alone. Creating is bounded by count as well as time, and what it created is deleted.
 
 const CONNECTIONS = 10
+/** The endpoints measured, one after another, each for the section's duration. */
+export const REST_ENDPOINTS = Object.freeze(['POST /api/sessions', 'GET /api/sessions/:id', 'GET /api/sessions', 'GET /api/health'])
 const MAX_CREATES = 2000
 const CLEANUP_CONCURRENCY = 8
 
@@ -40,18 +42,19 @@ export async function runRest (api, { durationMs }) {
   /** @type {string[]} */
   const created = [id]
   const body = JSON.stringify({ name: 'loadtest rest', language: 'javascript' })
+  const [create, get, list, health] = REST_ENDPOINTS
   const endpoints = [
     {
-      endpoint: 'POST /api/sessions',
+      endpoint: create,
       method: /** @type {const} */ ('POST'),
       path: '/api/sessions',
       body,
       maxOverallRequests: MAX_CREATES,
       onResponse: (/** @type {number} */ status, /** @type {string} */ text) => { if (status === 201) created.push(JSON.parse(text).id) }
     },
-    { endpoint: 'GET /api/sessions/:id', method: /** @type {const} */ ('GET'), path: `/api/sessions/${id}` },
-    { endpoint: 'GET /api/sessions', method: /** @type {const} */ ('GET'), path: '/api/sessions?limit=20' },
-    { endpoint: 'GET /api/health', method: /** @type {const} */ ('GET'), path: '/api/health' }
+    { endpoint: get, method: /** @type {const} */ ('GET'), path: `/api/sessions/${id}` },
+    { endpoint: list, method: /** @type {const} */ ('GET'), path: '/api/sessions?limit=20' },
+    { endpoint: health, method: /** @type {const} */ ('GET'), path: '/api/health' }
   ]
   try {
     /** @type {RestResult[]} */

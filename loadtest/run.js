@@ -3,6 +3,8 @@ import { loadTrace } from './edits/trace.js'
 import { runLevel } from './level.js'
 import { describeMachine } from './machine.js'
 import { roomSizesOf } from './plan.js'
+import { plannedTime } from './planned-time.js'
+import { formatDuration } from './report/format.js'
 import { runRest } from './rest.js'
 import { describeServer } from './server-info.js'
 import { runSoak } from './soak.js'
@@ -47,7 +49,9 @@ export async function runLoadTest (options, hooks, argv) {
     // hand one is minted per room (an explicit --token is used as given instead).
     const health = await api.health()
     const authOn = health.auth === 'on'
-    const server = describeServer(health, spawned)
+    const server = describeServer(health, await api.metrics(), spawned)
+    const planned = plannedTime(options)
+    hooks.onNote(`${formatDuration(planned.ms)} of editing and measuring, and a few seconds per level more: ${planned.breakdown}`)
     const target = tandemTarget(api, { mintTokens: authOn && options.apiKey !== null && options.token === null, urls, client: options.client })
     /** @type {JudgedLevel[]} */
     const levels = []
@@ -117,7 +121,7 @@ export async function runLoadTest (options, hooks, argv) {
  * @param {Readonly<import('./options.js').Options>} options
  * @param {string[]} argv
  */
-function settingsOf (options, argv) {
+export function settingsOf (options, argv) {
   return {
     editors: options.editors,
     perRoom: /** @type {number | 'all'} */ (options.perRoom === Infinity ? 'all' : options.perRoom),

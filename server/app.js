@@ -10,7 +10,7 @@ import { errorHandler, notFound } from './http/error-handler.js'
 import { clientIpOf } from './http/client-ip.js'
 import { healthRoutes } from './http/health-routes.js'
 import { metricsRoutes } from './http/metrics-routes.js'
-import { allowedOrigins, corsHeaderOf, isLoopback, localHostOnly, sameOriginOnly } from './http/origins.js'
+import { allowedOrigins, corsOptionsOf, isLoopback, localHostOnly, sameOriginOnly } from './http/origins.js'
 import { rateLimited } from './http/rate-limited.js'
 import { requestLog } from './http/request-log.js'
 import { sessionsRoutes } from './http/sessions-routes.js'
@@ -88,11 +88,13 @@ export async function createServer (config, deps = {}) {
   if (!access.enabled) {
     logger.warn({ host: config.host, corsOrigin: config.corsOrigin },
       'AUTH IS OFF: no AUTH_SECRET is set, so anyone who can reach this server can join and edit any session. ' +
-      'Unless HOST and CORS_ORIGIN are set, it binds 127.0.0.1 and serves only its own pages (CORS_ORIGIN=same-origin). ' +
+      (isLoopback(config.host)
+        ? 'Unless HOST and CORS_ORIGIN are set, it binds 127.0.0.1 and serves only its own pages (CORS_ORIGIN=same-origin). '
+        : `It listens on ${config.host} (HOST), so that is anyone on its network. `) +
       'Set AUTH_SECRET and API_KEY before exposing it.')
   }
   const pendingConnections = watchPendingConnections(io, { config, clientIpOf: ipOf, audit })
-  io.use(admission({ config, limits, access, clientIpOf: ipOf, audit, pendingConnections }))
+  io.use(admission({ config, corsOrigin, limits, access, clientIpOf: ipOf, audit, pendingConnections }))
   handleConnections(io, { registry, sessions, cluster, config, metrics, logger, access, limits, audit, relayOptions, clientIpOf: ipOf, now: deps.now })
   const stopWatchingConsumers = dropSlowConsumers(io, { maxBufferedBytes: config.maxBufferedBytes, metrics, audit })
 
@@ -104,7 +106,7 @@ export async function createServer (config, deps = {}) {
   app.use(requestLog(logger))
   app.use(localHostOnly(localOnly))
   app.use(sameOriginOnly(corsOrigin))
-  app.use(cors({ origin: corsHeaderOf(corsOrigin) }))
+  app.use(cors(corsOptionsOf(corsOrigin)))
   app.use('/api', healthRoutes({ storage: backend.storage, broadcast: backend.broadcast, auth: access.enabled, isReady, storageError: () => storageHealth.error }))
   app.use('/api/sessions', rateLimited(limits.rest, audit), sessionsRoutes({
     sessions, registry, access, cluster, guards: apiGuards({ apiKey: config.apiKey, access, audit }), audit, config

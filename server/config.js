@@ -24,8 +24,8 @@ export const SAME_ORIGIN = 'same-origin'
  * @property {number} docIdleMs how long a document with no editors stays loaded, in ms. Default 30000.
  * @property {number} compactAfterUpdates stored updates after which the log is compacted (with a snapshot's worth of bytes). Default 500.
  * @property {boolean} syncWrites fsync every acknowledged write (survives power loss, not just kill -9). Default false.
- * @property {string} corsOrigin allowed browser origins: `*`, `same-origin`, or a comma-separated list.
- *   Default `*`; `same-origin` while auth is off and CORS_ORIGIN is unset.
+ * @property {string} corsOrigin allowed browser origins: `*`, `same-origin`, or a comma-separated list; the
+ *   server's own always are. Default `*`; `same-origin` while auth is off and CORS_ORIGIN is unset.
  * @property {number} shutdownTimeoutMs bound on graceful shutdown before the process exits anyway. Default 10000.
  * @property {string} redisUrl Redis for sessions, documents and broadcasts (`redis://`, `rediss://`, or
  *   `redis+cluster://host:port,host:port`). Empty: embedded LevelDB and one process. Default empty.
@@ -202,6 +202,20 @@ export function loadConfig (env, overrides = {}) {
     throw new ConfigError('REDIS_ADAPTER=classic does not work on a Redis Cluster; use sharded')
   }
   return Object.freeze(config)
+}
+
+/**
+ * The configuration of a PM2 cluster's worker: PM2 balances one port over the workers, so any of them
+ * may serve any document, which only Redis lets them share. Checked by each worker, by
+ * ecosystem.config.js and by `npm run cluster` before PM2 starts (scripts/check-cluster.js).
+ * @param {Record<string, string | undefined>} env
+ */
+export function loadClusterConfig (env) {
+  const config = loadConfig(env)
+  if (!usesRedis(config)) {
+    throw new ConfigError('a PM2 cluster needs REDIS_URL (or REDIS_CLUSTER_NODES): workers share documents through Redis')
+  }
+  return config
 }
 
 /** Whether everything goes through Redis, and so may span processes. @param {Pick<Config, 'redisUrl' | 'redisClusterNodes'>} config */

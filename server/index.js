@@ -1,5 +1,5 @@
 import { createServer } from './app.js'
-import { ConfigError, loadConfig, usesRedis } from './config.js'
+import { ConfigError, loadClusterConfig, loadConfig, usesRedis } from './config.js'
 import { EXIT_CODES, StartError } from './exit-codes.js'
 import { createLogger } from './logger.js'
 
@@ -8,11 +8,7 @@ import { createLogger } from './logger.js'
 /** @type {Readonly<import('./config.js').Config>} */
 let config
 try {
-  config = loadConfig(process.env)
-  // PM2 workers share one port: without Redis each would hold its own documents.
-  if (process.env.exec_mode === 'cluster_mode' && !usesRedis(config)) {
-    throw new ConfigError('a PM2 cluster needs REDIS_URL (or REDIS_CLUSTER_NODES): workers share documents through Redis')
-  }
+  config = process.env.exec_mode === 'cluster_mode' ? loadClusterConfig(process.env) : loadConfig(process.env)
 } catch (err) {
   if (!(err instanceof ConfigError)) throw err
   process.stderr.write(`tandem: ${err.message}\n`)
@@ -28,7 +24,9 @@ const server = await createServer(config, { logger }).catch((err) => {
 })
 const { url, port, host } = await server.listen()
 // The Node.js options too: npm start and PM2 give some (server/node-options.js), a bare `node` none.
-logger.info({ port, host, url, dataDir: config.dataDir, node: process.version, nodeOptions: process.execArgv }, 'listening')
+// DATA_DIR only when the documents are there: with Redis the process writes nothing to it.
+const dataDir = usesRedis(config) ? {} : { dataDir: config.dataDir }
+logger.info({ port, host, url, ...dataDir, node: process.version, nodeOptions: process.execArgv }, 'listening')
 process.send?.('ready')
 
 for (const signal of /** @type {const} */ (['SIGINT', 'SIGTERM'])) {

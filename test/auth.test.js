@@ -357,4 +357,47 @@ describe('CORS_ORIGIN', () => {
     for (const e of [evil, good]) e.close()
     await tandem.close()
   })
+
+  it('tells a page on another origin, and the log, that CORS_ORIGIN admits it; one line per address per 10 s', async (t) => {
+    /** @type {any[]} */
+    const lines = []
+    const logger = pino({ level: 'info' }, { write (/** @type {string} */ line) { lines.push(JSON.parse(line)) } })
+    const tandem = await startServer({ corsOrigin: 'https://editor.example' }, { logger })
+    t.after(() => tandem.close())
+    const refusals = () => lines.filter(line => line.audit && line.action === 'socket.connect')
+
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const page = new TestEditor(tandem.url, { extraHeaders: { origin: 'http://localhost:5173' } })
+      t.after(() => page.close())
+      const err = /** @type {Error & { data?: { code: string, message: string } }} */ (await page.connectError())
+      assert.equal(err.data?.code, 'FORBIDDEN')
+      assert.match(err.data?.message ?? '', /^the origin http:\/\/localhost:5173 is not allowed: add it to CORS_ORIGIN/)
+    }
+    assert.equal(refusals().length, 1, 'the second refusal within 10 s is counted, not logged')
+    const [line] = refusals()
+    assert.equal(line.level, 40)
+    assert.equal(line.msg, 'socket.connect refused')
+    assert.equal(line.code, 'FORBIDDEN')
+    assert.equal(line.origin, 'http://localhost:5173')
+    assert.equal(line.corsOrigin, 'https://editor.example')
+    assert.match(line.reason, /add it to CORS_ORIGIN/)
+    assert.ok(!JSON.stringify(lines).includes('"message":null'), 'no refusal without its reason')
+  })
+
+  it('always admits the server\'s own origin, REST and handshake, whatever CORS_ORIGIN lists', async (t) => {
+    const tandem = await startServer({ corsOrigin: 'http://localhost:5173' })
+    t.after(() => tandem.close())
+    const own = { origin: tandem.url }
+    const created = await api(tandem.url, '/api/sessions', { method: 'POST', body: { name: 'own' }, headers: own })
+    assert.equal(created.status, 201)
+    assert.equal(created.headers.get('access-control-allow-origin'), tandem.url)
+    const ownPage = new TestEditor(tandem.url, { extraHeaders: own })
+    t.after(() => ownPage.close())
+    assert.equal((await ownPage.join(created.body.id)).ok, true)
+    // Own means this Host: a page elsewhere that names this server's port is not.
+    const { port } = new URL(tandem.url)
+    const other = new TestEditor(tandem.url, { extraHeaders: { origin: `http://elsewhere.example:${port}` } })
+    t.after(() => other.close())
+    assert.equal(/** @type {any} */ (await other.connectError()).data?.code, 'FORBIDDEN')
+  })
 })

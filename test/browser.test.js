@@ -10,6 +10,7 @@ import { promisify } from 'node:util'
 import { build } from '../client/build.js'
 import { startChildServer } from './helpers/child-server.js'
 import { eventually } from './helpers/eventually.js'
+import { hostRewritingProxy } from './helpers/proxy.js'
 import { api, contentOf, createSession, tempDataDir } from './helpers/server.js'
 
 const CHROMIUM = '/usr/bin/chromium'
@@ -178,6 +179,40 @@ describe('the editor page in a real browser', { skip }, () => {
     }
   })
 
+  it('gives each tab of one browser its own guest name, so a tab\'s cursor is not labelled as this one; a name typed in one is kept for the next', async () => {
+    const { id } = await createSession(server.url, { name: 'tabs.txt', content: 'one line\n' })
+    const context = await browser.newContext({ viewport: { width: 760, height: 420 } })
+    try {
+      const tabs = [await context.newPage(), await context.newPage()]
+      for (const tab of tabs) {
+        await tab.goto(`${server.url}/s/${id}`)
+        await tab.waitForSelector('#status[data-status="connected"]', WAIT)
+      }
+      const names = await Promise.all(tabs.map(tab => tab.inputValue('#your-name')))
+      for (const name of names) assert.match(name, /^Guest \d{4}$/)
+      assert.notEqual(names[0], names[1], 'two tabs, two guests')
+
+      const [first, second] = tabs
+      await first.click('.cm-content')
+      const label = second.locator('.cm-ySelectionCaret .cm-ySelectionInfo')
+      await label.first().waitFor({ state: 'attached', ...WAIT })
+      assert.deepEqual(await label.allTextContents(), [names[0]], 'the other tab\'s caret carries its own name')
+
+      await second.reload()
+      await second.waitForSelector('#status[data-status="connected"]', WAIT)
+      assert.equal(await second.inputValue('#your-name'), names[1], 'a reload keeps the tab\'s guest')
+
+      await first.fill('#your-name', 'Grace')
+      await first.press('#your-name', 'Enter')
+      const third = await context.newPage()
+      await third.goto(`${server.url}/s/${id}`)
+      await third.waitForSelector('#status[data-status="connected"]', WAIT)
+      assert.equal(await third.inputValue('#your-name'), 'Grace', 'a chosen name is kept for later tabs')
+    } finally {
+      await context.close()
+    }
+  })
+
   it('keeps the text across a reload', async () => {
     const [ada, bob] = editors
     const kept = await converged()
@@ -214,66 +249,149 @@ describe('the editor page in a real browser', { skip }, () => {
 describe('the editor page with auth on, in a real browser', { skip }, () => {
   const API_KEY = 'browser-test-api-key-01'
   const KEY = { authorization: `Bearer ${API_KEY}` }
+  /** @type {Awaited<ReturnType<typeof tempDataDir>>} */
+  let data
+  /** @type {Awaited<ReturnType<typeof startChildServer>>} */
+  let server
+  /** @type {import('playwright-core').Browser} */
+  let browser
+  /** @type {{ id: string }} */
+  let session
 
-  it('opens invite links minted with npm run invite; a viewer sees every edit under its own name, cannot type, and is told of no refusal', async (t) => {
+  before(async () => {
     if (!hasChromium) throw new Error(`CI=true and no Chromium at ${CHROMIUM}: the browser test cannot run`)
     await build()
-    const data = await tempDataDir()
-    const server = await startChildServer({ DATA_DIR: data.dir, AUTH_SECRET: 'browser-test-secret-of-32-characters!', API_KEY })
-    const browser = await chromium.launch({ executablePath: CHROMIUM, args: LAUNCH_ARGS })
+    data = await tempDataDir()
+    server = await startChildServer({ DATA_DIR: data.dir, AUTH_SECRET: 'browser-test-secret-of-32-characters!', API_KEY })
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: LAUNCH_ARGS })
+    session = (await api(server.url, '/api/sessions', { method: 'POST', body: { name: 'exam.py', content: 'print(1)\n' }, headers: KEY })).body
+  })
+
+  after(async () => {
+    await browser?.close()
+    await server?.stop('SIGTERM')
+    await data?.remove()
+  })
+
+  /** An invite link, minted as an operator does: npm, the script, the env it documents. @param {string} user @param {string} role */
+  const link = async (user, role) => {
+    const { stdout } = await run('npm', ['run', '--silent', 'invite', '--', session.id, user, role], {
+      cwd: ROOT, env: { ...process.env, API_KEY, TANDEM_URL: server.url }, timeout: 20_000
+    })
+    return stdout.trim()
+  }
+
+  it('opens invite links minted with npm run invite; a viewer sees every edit under its own name, cannot type, and is told of no refusal', async (t) => {
+    const editorLink = await link('ada', 'editor')
+    assert.match(editorLink, new RegExp(`^${server.url}/s/${session.id}#token=[\\w-]+\\.[\\w-]+\\.[\\w-]+$`))
+    const [editor, viewer] = [await browser.newPage(), await browser.newPage()]
+    await editor.goto(editorLink)
+    await viewer.goto(await link('bob', 'viewer'))
+    for (const page of [editor, viewer]) await page.waitForSelector('#status[data-status="connected"]', WAIT)
+    assert.equal(await editor.inputValue('#your-name'), 'ada', 'the name the token gives, not a guest name')
+    assert.equal(await viewer.inputValue('#your-name'), 'bob')
+
+    await editor.click('.cm-content')
+    await editor.keyboard.press('Control+End')
+    await editor.keyboard.type('print(2)', { delay: 10 })
+    await viewer.waitForFunction(() => document.querySelector('.cm-content')?.textContent?.includes('print(2)'), null, WAIT)
+    assert.equal(await viewer.getAttribute('.cm-content', 'contenteditable'), 'false')
+    await viewer.click('.cm-content')
+    await viewer.keyboard.type('vandal')
+    const stored = await api(server.url, `/api/sessions/${session.id}/content`, { headers: KEY })
+    assert.equal(stored.body, 'print(1)\nprint(2)')
+    await editor.waitForFunction(() => [...document.querySelectorAll('.presence li')].map(li => li.textContent).join() === 'ada (you),bob', null, WAIT)
+    const notices = await viewer.locator('.notice').allTextContents()
+    assert.deepEqual(notices, ['You are a viewer: you see every edit, and yours are not sent.'], 'no refusal shown to a viewer who typed nothing')
+    await Promise.all([editor.close(), viewer.close()])
+
+    // The home page cannot list or create without the API key: it explains invite links instead.
+    const home = await browser.newPage({ viewport: PHONE })
+    await home.goto(`${server.url}/`)
+    await home.waitForSelector('main.invite-only', WAIT)
+    assert.match(await home.textContent('main') ?? '', /npm run invite -- <session id> <user> editor/)
+    assert.equal(await home.locator('form.create input[name="name"]').count(), 0, 'no create form that would fail')
+    await assertFitsWidth(home)
+    t.diagnostic(`screenshot: ${await screenshot(home, 'home-auth-on-390px')}`)
+    await home.fill('input[name="invite"]', editorLink)
+    await home.click('button[type="submit"]')
+    await home.waitForSelector('#status[data-status="connected"]', WAIT)
+    await assertFitsWidth(home)
+    t.diagnostic(`screenshot: ${await screenshot(home, 'editor-invited-390px')}`)
+    await home.close()
+
+    // Without a token the page cannot even read the session.
+    const stranger = await browser.newPage()
+    await stranger.goto(`${server.url}/s/${session.id}`)
+    await stranger.waitForSelector('main.missing', WAIT)
+    await stranger.close()
+  })
+
+  it('takes the token out of the address bar once read, keeps it for reloads of the tab, and not for another tab', async () => {
+    const context = await browser.newContext()
     try {
-      const { body: session } = await api(server.url, '/api/sessions', { method: 'POST', body: { name: 'exam.py', content: 'print(1)\n' }, headers: KEY })
-      // As an operator runs it: npm, the script, the env it documents.
-      const link = async (/** @type {string} */ user, /** @type {string} */ role) => {
-        const { stdout } = await run('npm', ['run', '--silent', 'invite', '--', session.id, user, role], {
-          cwd: ROOT, env: { ...process.env, API_KEY, TANDEM_URL: server.url }, timeout: 20_000
-        })
-        return stdout.trim()
-      }
-      const editorLink = await link('ada', 'editor')
-      assert.match(editorLink, new RegExp(`^${server.url}/s/${session.id}#token=[\\w-]+\\.[\\w-]+\\.[\\w-]+$`))
-      const [editor, viewer] = [await browser.newPage(), await browser.newPage()]
-      await editor.goto(editorLink)
-      await viewer.goto(await link('bob', 'viewer'))
-      for (const page of [editor, viewer]) await page.waitForSelector('#status[data-status="connected"]', WAIT)
-      assert.equal(await editor.inputValue('#your-name'), 'ada', 'the name the token gives, not a guest name')
-      assert.equal(await viewer.inputValue('#your-name'), 'bob')
+      const page = await context.newPage()
+      await page.goto(await link('carol', 'editor'))
+      await page.waitForSelector('#status[data-status="connected"]', WAIT)
+      const address = `${server.url}/s/${session.id}`
+      assert.equal(page.url(), address, 'a copied address carries no token')
+      assert.equal(await page.inputValue('#your-name'), 'carol')
 
-      await editor.click('.cm-content')
-      await editor.keyboard.press('Control+End')
-      await editor.keyboard.type('print(2)', { delay: 10 })
-      await viewer.waitForFunction(() => document.querySelector('.cm-content')?.textContent?.includes('print(2)'), null, WAIT)
-      assert.equal(await viewer.getAttribute('.cm-content', 'contenteditable'), 'false')
-      await viewer.click('.cm-content')
-      await viewer.keyboard.type('vandal')
-      const stored = await api(server.url, `/api/sessions/${session.id}/content`, { headers: KEY })
-      assert.equal(stored.body, 'print(1)\nprint(2)')
-      await editor.waitForFunction(() => [...document.querySelectorAll('.presence li')].map(li => li.textContent).join() === 'ada (you),bob', null, WAIT)
-      const notices = await viewer.locator('.notice').allTextContents()
-      assert.deepEqual(notices, ['You are a viewer: you see every edit, and yours are not sent.'], 'no refusal shown to a viewer who typed nothing')
+      await page.reload()
+      await page.waitForSelector('#status[data-status="connected"]', WAIT)
+      assert.equal(await page.inputValue('#your-name'), 'carol', 'the reload joined with the token')
+      assert.equal(page.url(), address)
 
-      // The home page cannot list or create without the API key: it explains invite links instead.
-      const home = await browser.newPage({ viewport: PHONE })
-      await home.goto(`${server.url}/`)
-      await home.waitForSelector('main.invite-only', WAIT)
-      assert.match(await home.textContent('main') ?? '', /npm run invite -- <session id> <user> editor/)
-      assert.equal(await home.locator('form.create input[name="name"]').count(), 0, 'no create form that would fail')
-      await assertFitsWidth(home)
-      t.diagnostic(`screenshot: ${await screenshot(home, 'home-auth-on-390px')}`)
-      await home.fill('input[name="invite"]', editorLink)
-      await home.click('button[type="submit"]')
-      await home.waitForSelector('#status[data-status="connected"]', WAIT)
-      await assertFitsWidth(home)
-      t.diagnostic(`screenshot: ${await screenshot(home, 'editor-invited-390px')}`)
-
-      // Without a token the page cannot even read the session.
-      const stranger = await browser.newPage()
-      await stranger.goto(`${server.url}/s/${session.id}`)
-      await stranger.waitForSelector('main.missing', WAIT)
+      // The same browser, another tab, the copied address: no identity comes with it.
+      const tab = await context.newPage()
+      await tab.goto(address)
+      await tab.waitForSelector('main.missing', WAIT)
     } finally {
-      await browser.close()
-      await server.stop('SIGTERM')
-      await data.remove()
+      await context.close()
     }
+  })
+})
+
+describe('the editor page and CORS_ORIGIN, in a real browser', { skip }, () => {
+  /** @type {import('playwright-core').Browser} */
+  let browser
+
+  before(async () => {
+    if (!hasChromium) throw new Error(`CI=true and no Chromium at ${CHROMIUM}: the browser test cannot run`)
+    await build()
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: LAUNCH_ARGS })
+  })
+  after(() => browser?.close())
+
+  it('connects from the server\'s own page when CORS_ORIGIN lists only a dev server', async (t) => {
+    const data = await tempDataDir()
+    const server = await startChildServer({ DATA_DIR: data.dir, CORS_ORIGIN: 'http://localhost:5173' })
+    t.after(async () => { await server.stop('SIGTERM'); await data.remove() })
+    const { id } = await createSession(server.url, { name: 'own-origin.txt' })
+    const page = await browser.newPage()
+    t.after(() => page.close())
+    await page.goto(`${server.url}/s/${id}`)
+    await page.waitForSelector('#status[data-status="connected"]', WAIT)
+    assert.equal(await page.locator('.notice').count(), 0)
+  })
+
+  it('shows why it cannot connect when the server takes its origin for another one', async (t) => {
+    const data = await tempDataDir()
+    const server = await startChildServer({ DATA_DIR: data.dir, CORS_ORIGIN: 'http://localhost:5173' })
+    t.after(async () => { await server.stop('SIGTERM'); await data.remove() })
+    const { id } = await createSession(server.url, { name: 'proxied.txt' })
+    // The page comes through a proxy that does not pass its Host on: to the server, the page's
+    // origin is another site's, which CORS_ORIGIN does not list. (With `same-origin` not even the
+    // page's script would load: a browser sends an Origin for a module script.)
+    const proxy = await hostRewritingProxy(server.url)
+    t.after(() => proxy.close())
+    const page = await browser.newPage()
+    t.after(() => page.close())
+    await page.goto(`${proxy.url}/s/${id}`)
+    const notice = page.locator('.notice', { hasText: 'Cannot connect' })
+    await notice.waitFor(WAIT)
+    assert.equal(await notice.textContent(),
+      `Cannot connect: the origin ${proxy.url} is not allowed: add it to CORS_ORIGIN (comma-separated) to let its pages connect (FORBIDDEN).`)
+    assert.equal(await page.getAttribute('#status', 'data-status'), 'disconnected')
   })
 })

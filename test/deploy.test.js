@@ -3,12 +3,17 @@ import { execFile } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { promisify } from 'node:util'
 import { describe, it } from 'node:test'
+import { Writable } from 'node:stream'
+import pino from 'pino'
 import { parse } from 'yaml'
+import { createServer } from '../server/app.js'
 import { ENVIRONMENT, loadConfig } from '../server/config.js'
+import { tempDataDir } from './helpers/server.js'
 
 // No Docker engine or Render account here: these tests read the deploy files and check what users
 // rely on: Redis persistence, the wiring between services, health checks, the WebSocket proxy, and
-// that every variable set is one the server reads, with a value it accepts.
+// that every variable set is one the server reads, with a value it accepts, and where a server
+// configured as the image configures it listens (built, not started).
 
 const root = new URL('../', import.meta.url)
 const read = (/** @type {string} */ path) => readFileSync(new URL(path, root), 'utf8')
@@ -320,8 +325,24 @@ describe('Dockerfile', () => {
   })
 
   it('sets NODE_ENV=production, so it needs secrets at run time', () => {
-    const env = dockerfile.filter(([op]) => op === 'ENV').map(([, args]) => args).join(' ')
-    assert.match(env, /NODE_ENV=production/)
+    assert.equal(imageEnv().NODE_ENV, 'production')
+  })
+
+  it('binds every interface of the container, and with auth off (NODE_ENV=development) warns so, naming it', async (t) => {
+    assert.equal(imageEnv().HOST, '0.0.0.0', 'without auth the server would bind 127.0.0.1, out of reach of -p 3000:3000')
+    const data = await tempDataDir()
+    t.after(() => data.remove())
+    // As `docker run -e NODE_ENV=development` configures it; not listening, so nothing binds here.
+    const config = loadConfig({ ...imageEnv(), NODE_ENV: 'development' }, { dataDir: data.dir, logLevel: 'silent' })
+    assert.equal(config.host, '0.0.0.0')
+    /** @type {any[]} */
+    const lines = []
+    const logger = pino({ level: 'warn' }, new Writable({ write (chunk, encoding, done) { lines.push(JSON.parse(String(chunk))); done() } }))
+    const server = await createServer(config, { logger })
+    await server.close()
+    const warning = lines.find(line => /AUTH IS OFF/.test(line.msg))
+    assert.match(warning?.msg ?? '', /listens on 0\.0\.0\.0/)
+    assert.doesNotMatch(warning?.msg ?? '', /127\.0\.0\.1/)
   })
 })
 
@@ -339,11 +360,14 @@ describe('.env.example and the Docker commands of the README and docs/DEPLOYMENT
     assert.match(envExample.WORKERS ?? '', /^[1-9]\d*$/)
   })
 
-  it('gives docker run the env file and a stop timeout longer than PM2\'s kill_timeout', () => {
+  it('gives docker run the env file, the host .env.example\'s Redis is on, and a stop timeout longer than PM2\'s kill_timeout', () => {
     assert.ok(/^\s*docker run /m.test(deployment), 'docs/DEPLOYMENT.md shows no docker run')
     const commands = `${readme}\n${deployment}`.split('\n').filter(line => /^\s*docker run /.test(line))
+    // Docker Desktop resolves host.docker.internal by itself; on Linux only --add-host names it.
+    assert.equal(new URL(envExample.REDIS_URL).hostname, 'host.docker.internal')
     for (const command of commands) {
       assert.match(command, /--env-file \.env\b/, `${command}: no secrets passed`)
+      assert.match(command, /--add-host[ =]host\.docker\.internal:host-gateway\b/, `${command}: REDIS_URL does not resolve on Linux`)
       assert.ok(Number(/--stop-timeout[ =](\d+)/.exec(command)?.[1] ?? 10) > 15, `${command}: docker stop would cut the drain short`)
     }
     assert.match(deployment, /cp \.env\.example \.env/)
@@ -363,6 +387,13 @@ describe('.env.example and the Docker commands of the README and docs/DEPLOYMENT
     assert.equal(stdout.trim(), envExample.WORKERS)
   })
 })
+
+/** The runtime stage's ENV, as KEY=VALUE pairs. @returns {Record<string, string>} */
+function imageEnv () {
+  const runtime = dockerfile.slice(dockerfile.map(([op]) => op).lastIndexOf('FROM'))
+  return Object.fromEntries(runtime.filter(([op]) => op === 'ENV')
+    .flatMap(([, args]) => args.split(/\s+/).map(pair => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)])))
+}
 
 /** The image's CMD as one string. */
 function cmdOfDockerfile () {

@@ -22,6 +22,7 @@ describe('a loopback server with auth off', () => {
       assert.equal(listed.status, 403, listed.body)
       const handshake = await rawRequest(tandem.url, 'GET', '/socket.io/?EIO=4&transport=polling', { host: rebound })
       assert.equal(handshake.status, 403, 'the Socket.IO handshake too')
+      assert.match(handshake.body, /answers only to localhost/, 'with the reason')
 
       for (const host of [`127.0.0.1:${port}`, `localhost:${port}`]) {
         const own = await rawRequest(tandem.url, 'POST', '/api/sessions', { ...json, host }, '{"name":"z"}')

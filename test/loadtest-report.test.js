@@ -1,6 +1,14 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
+import { EditorStats } from '../loadtest/editor-stats.js'
 import { assessGenerator } from '../loadtest/generator-health.js'
+import { recordMs } from '../loadtest/histogram.js'
+import { summarizeLevel } from '../loadtest/level-result.js'
+import { describeMachine } from '../loadtest/machine.js'
+import { parseOptions } from '../loadtest/options.js'
+import { roomSizesOf } from '../loadtest/plan.js'
+import { renderMarkdown } from '../loadtest/report/markdown.js'
+import { settingsOf } from '../loadtest/run.js'
 import client from 'prom-client'
 import { bucketDelta, buckets, max, quantile, samplesOf, sum } from '../loadtest/prometheus.js'
 import { niceCeiling, renderChart } from '../loadtest/report/svg.js'
@@ -123,7 +131,7 @@ describe('load test verdict', () => {
 })
 
 describe('load test generator health', () => {
-  const healthy = { eventLoopUtilization: 0.4, scheduleLagP99Ms: 3, editIntervalMs: 200, achievedRate: 5, targetRate: 5, traceFinished: false, generatorCpuPercent: 40, serverCpuPercent: 50, cores: 2 }
+  const healthy = { eventLoopUtilization: 0.4, scheduleLagP99Ms: 3, editIntervalMs: 200, achievedRate: 5, targetRate: 5, traceFinished: false, generatorCpuPercent: 40, serverCpuPercent: 50, cores: 2, sharesMachine: true }
 
   it('blames the generator when it is busy, late or short of the rate while it has the CPU', () => {
     assert.deepEqual(assessGenerator(healthy), { bottleneck: false, disturbed: false, warnings: [] })
@@ -148,6 +156,85 @@ describe('load test generator health', () => {
     const shared = assessGenerator({ ...healthy, generatorCpuPercent: 90, serverCpuPercent: 95 })
     assert.equal(shared.bottleneck, false)
     assert.match(shared.warnings[0], /saturate the 2 cores/)
+  })
+
+  it('blames the generator when it used all the CPU it can have, however idle its threads look', () => {
+    // As at 600 editors in rooms of 5 on two cores: two threads half busy, the process at 99 %.
+    const saturated = assessGenerator({ ...healthy, eventLoopUtilization: 0.5, generatorCpuPercent: 99, serverCpuPercent: 67 })
+    assert.equal(saturated.bottleneck, true)
+    assert.equal(saturated.disturbed, false)
+    assert.match(saturated.warnings[0], /the generator used 99% CPU, of the 2 cores, half of which .*: these figures measure the generator, not the server/)
+    // The same CPU is half of what it can have with the server on another machine.
+    assert.equal(assessGenerator({ ...healthy, eventLoopUtilization: 0.5, generatorCpuPercent: 99, sharesMachine: false }).bottleneck, false)
+  })
+})
+
+describe('load test report of a level whose generator used all its CPU', () => {
+  const options = parseOptions(['--editors', '10', '--duration', '2s'])
+
+  /**
+   * The report of one level of 10 editors in rooms of 5, as two generator threads measured it, with
+   * the generator process at `cpuPercent` on two cores it shares with the server.
+   * @param {number} cpuPercent
+   */
+  function reportAt (cpuPercent) {
+    const parts = [0, 1].map(() => {
+      const stats = new EditorStats()
+      for (let editor = 0; editor < 5; editor++) {
+        recordMs(stats.connect, 2)
+        recordMs(stats.join, 3)
+        recordMs(stats.synced, 5)
+        for (let edit = 0; edit < 10; edit++) {
+          stats.sent++
+          stats.acked++
+          stats.recordAck(1.5)
+          recordMs(stats.scheduleLag, 0.5)
+          for (let other = 0; other < 4; other++) stats.recordBroadcast(2.5)
+        }
+      }
+      return { ...stats.toMessage(), eventLoopUtilization: 0.5, traceFinished: 0, traceReplayed: 0 }
+    })
+    const result = summarizeLevel({
+      options,
+      editors: 10,
+      roomSizes: roomSizesOf(10, 5),
+      threads: 2,
+      rampMs: 200,
+      joined: 10,
+      joinFailures: {},
+      expected: 400,
+      parts,
+      windowMs: options.durationMs,
+      cpuPercent,
+      server: null,
+      convergence: { converged: true, rooms: 2, diverged: 0, editors: 2 },
+      cores: 2
+    })
+    const slo = { ackP99Ms: options.sloAckP99Ms, broadcastP99Ms: options.sloBroadcastP99Ms }
+    const failures = sloFailures(result, slo)
+    const levels = [{ ...result, slo: { pass: failures.length === 0, failures } }]
+    return /** @type {import('../loadtest/run.js').Report} */ ({
+      tool: 'tandem-loadtest',
+      startedAt: '2026-01-01T00:00:00.000Z',
+      finishedAt: '2026-01-01T00:01:00.000Z',
+      machine: describeMachine(),
+      target: { url: options.url[0], mode: 'external', description: 'server at --url', urls: options.url, processes: [], spread: null },
+      server: { version: '0.1.0', commit: null, storage: 'leveldb', syncWrites: false, workers: 1 },
+      settings: settingsOf(options, ['--editors', '10', '--duration', '2s']),
+      trace: null,
+      levels,
+      soak: null,
+      rest: null,
+      verdict: verdict(levels, slo)
+    })
+  }
+
+  it('says that its figures measure the generator, not the server, beside the level and in the verdict', () => {
+    const markdown = renderMarkdown(reportAt(99))
+    assert.match(markdown, /^- 10 editors: the generator used 99% CPU, .*these figures measure the generator, not the server/m)
+    assert.match(markdown, /\*\*Verdict\.\*\* .*At 10 editors the load generator, not the server, was the bottleneck/)
+    const spare = renderMarkdown(reportAt(60))
+    assert.doesNotMatch(spare, /measure the generator|was the bottleneck/)
   })
 })
 

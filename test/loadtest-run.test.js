@@ -6,7 +6,7 @@ import { promisify } from 'node:util'
 import { after, before, describe, it } from 'node:test'
 import { formatMs, formatPercent } from '../loadtest/report/format.js'
 import { tableAfter } from './helpers/markdown.js'
-import { missing } from './helpers/processes.js'
+import { freePort, missing } from './helpers/processes.js'
 import { startServer, tempDataDir } from './helpers/server.js'
 
 const CLI = new URL('../loadtest/cli.js', import.meta.url).pathname
@@ -191,12 +191,25 @@ describe('npm run loadtest --client wire', () => {
       assert.equal(level.convergence.converged, true)
       assert.equal(level.convergence.editors, 4)
       assert.equal(report.settings.client, 'wire')
+      assert.equal(report.server.workers, 1, 'from the one worker label of /metrics')
       const [dir] = await readdir(out.dir)
       assert.match(await readFile(join(out.dir, dir, 'report.md'), 'utf8'), /\| Editors' client \| wire: socket\.io-client's bytes over a bare WebSocket \|/)
     } finally {
       await out.remove()
       await tandem.close()
     }
+  })
+})
+
+describe('npm run loadtest with no server at its URL', () => {
+  it('says so in one line, with what to do, and exits 1', async () => {
+    const url = `http://127.0.0.1:${await freePort()}`
+    await assert.rejects(run(process.execPath, [CLI, '--url', url, '--rest-duration', '0'], { timeout: 60000 }), (/** @type {any} */ err) => {
+      assert.equal(err.code, 1)
+      assert.equal(err.stderr, `loadtest: no server answered at ${url} (ECONNREFUSED): start one there (npm start), point --url at one, ` +
+        'or let the load test start its own (--spawn single)\n')
+      return true
+    })
   })
 })
 

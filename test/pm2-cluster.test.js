@@ -1,4 +1,9 @@
 import assert from 'node:assert/strict'
+import { execFile } from 'node:child_process'
+import { readFile, readdir } from 'node:fs/promises'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
 import { after, before, describe, it } from 'node:test'
 import { io } from 'socket.io-client'
 import { NODE_OPTIONS } from '../server/node-options.js'
@@ -7,7 +12,28 @@ import { missing } from './helpers/processes.js'
 import { startCluster } from './helpers/pm2.js'
 import { openDoc } from './helpers/provider.js'
 import { startRedis } from './helpers/redis.js'
-import { api, contentOf, createSession } from './helpers/server.js'
+import { api, contentOf, createSession, tempDataDir } from './helpers/server.js'
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url))
+const run = promisify(execFile)
+const LOADTEST = fileURLToPath(new URL('../loadtest/cli.js', import.meta.url))
+
+describe('npm run cluster with a configuration its workers refuse', () => {
+  it('stops before PM2 starts, with the reason on the terminal and a non-zero exit code', async (t) => {
+    const home = await tempDataDir()
+    t.after(() => home.remove())
+    const { REDIS_URL, REDIS_CLUSTER_NODES, ...inherited } = process.env
+    const env = { ...inherited, PM2_HOME: home.dir, WORKERS: '2' }
+    await assert.rejects(run('npm', ['run', 'cluster'], { cwd: ROOT, env, timeout: 60000 }), (/** @type {any} */ err) => {
+      assert.equal(err.code, 2, `exit code: ${err.code}`)
+      assert.match(err.stderr, /^tandem: a PM2 cluster needs REDIS_URL \(or REDIS_CLUSTER_NODES\)/m)
+      assert.doesNotMatch(err.stderr, /^\s+at /m, 'no stack')
+      return true
+    })
+    // PM2 keeps its daemon's pid file and sockets in PM2_HOME: nothing there, no daemon started.
+    assert.deepEqual(await readdir(home.dir), [])
+  })
+})
 
 // A real PM2 cluster of two workers from ecosystem.config.js, a real redis-server, and editors on the
 // shipped provider (which reconnects, rejoins and resends what was not acknowledged).
@@ -113,10 +139,24 @@ describe('PM2 cluster of two workers', { skip: missing('redis-server') }, () => 
     }
   }
 
-  it('runs every worker with the server\'s Node.js options', async () => {
+  it('runs every worker with the server\'s Node.js options, and names no DATA_DIR, which Redis workers do not use', async () => {
     const started = (await cluster.output()).split('\n').filter(line => line.includes('"msg":"listening"')).map(line => JSON.parse(line))
     assert.equal(started.length, 2, 'one `listening` line per worker')
     for (const { nodeOptions } of started) assert.deepEqual(nodeOptions, NODE_OPTIONS)
+    for (const line of started) assert.ok(!('dataDir' in line), `a Redis worker logs dataDir: ${JSON.stringify(line)}`)
+  })
+
+  it('gives the load test its worker count through /metrics, which one port serves for both', async () => {
+    const out = await tempDataDir()
+    try {
+      const { stdout } = await run(process.execPath, [LOADTEST, '--url', cluster.url, '--editors', '2', '--per-room', '2', '--warmup', '0', '--duration', '1',
+        '--rest-duration', '0', '--json', '--out', out.dir], { timeout: 60000 })
+      assert.equal(JSON.parse(stdout).server.workers, 2)
+      const [dir] = await readdir(out.dir)
+      assert.match(await readFile(join(out.dir, dir, 'report.md'), 'utf8'), /^Target: server at --url at .*, 2 workers\./m)
+    } finally {
+      await out.remove()
+    }
   })
 
   it('spreads editors over both workers, which see each other\'s edits', async () => {

@@ -1,11 +1,23 @@
 import assert from 'node:assert/strict'
+import { execFile } from 'node:child_process'
+import { readdirSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { describe, it } from 'node:test'
-import { ENVIRONMENT } from '../server/config.js'
+import { ENVIRONMENT, loadConfig } from '../server/config.js'
 import { ERRORS } from '../isomorphic/error-codes.js'
+import { defaultOptions } from '../loadtest/options.js'
+import { plannedTime } from '../loadtest/planned-time.js'
+import { formatDuration } from '../loadtest/report/format.js'
 import { DEFAULT_OPTIONS } from '../client/src/provider-options.js'
 import { tableAfter as markdownTable } from './helpers/markdown.js'
 
+const ROOT = fileURLToPath(new URL('..', import.meta.url))
+// What PM2 sets for each worker, not an operator.
+const SET_BY_PM2 = ['NODE_APP_INSTANCE', 'exec_mode']
+/** The .js files under `dir`, as paths from the root. @param {string} dir */
+const sourcesUnder = dir => readdirSync(join(ROOT, dir), { recursive: true, encoding: 'utf8' }).filter(file => file.endsWith('.js')).map(file => `${dir}/${file}`)
 const read = (/** @type {string} */ path) => readFile(new URL(`../${path}`, import.meta.url), 'utf8')
 const readme = await read('README.md')
 const configuration = await read('docs/CONFIGURATION.md')
@@ -62,9 +74,23 @@ describe('README and the tables of docs/', () => {
     }
   })
 
-  it('lists exactly the environment variables the config reads, with their defaults (docs/CONFIGURATION.md)', () => {
+  it('lists the environment variables the config reads first, in its order, with their defaults (docs/CONFIGURATION.md)', () => {
     const documented = tableAfter(configuration, '## Environment variables').map(([env, value]) => ({ env, default: value }))
-    assert.deepEqual(documented, ENVIRONMENT.map(({ env, default: value }) => ({ env, default: value })))
+    assert.deepEqual(documented.slice(0, ENVIRONMENT.length), ENVIRONMENT.map(({ env, default: value }) => ({ env, default: value })))
+  })
+
+  it('then every other variable read from process.env, with its default, and nothing else (docs/CONFIGURATION.md)', async () => {
+    const sources = await Promise.all(['ecosystem.config.js', ...sourcesUnder('server'), ...sourcesUnder('scripts')].map(read))
+    /** @type {Map<string, string>} variable → the default its reader gives it */
+    const readElsewhere = new Map()
+    for (const source of sources) {
+      for (const [, name, fallback] of source.matchAll(/process\.env\.(\w+)(?: \?\? '([^']*)')?/g)) {
+        if (!SET_BY_PM2.includes(name)) readElsewhere.set(name, fallback ?? '')
+      }
+    }
+    assert.ok(readElsewhere.has('WORKERS'), 'the scan finds what ecosystem.config.js reads')
+    const others = tableAfter(configuration, '## Environment variables').slice(ENVIRONMENT.length).map(([env, value]) => [env, value])
+    assert.deepEqual(others, [...readElsewhere].filter(([name]) => !ENVIRONMENT.some(({ env }) => env === name)))
   })
 
   it('gives each limit of docs/SECURITY.md the default the config has', () => {
@@ -76,6 +102,15 @@ describe('README and the tables of docs/', () => {
       assert.equal(value, defaults.get(setting), `${limit}: ${setting}`)
     }
     assert.ok(limits.every(row => row.length === 4), 'every row has its four cells')
+  })
+
+  it('says the same of CORS_ORIGIN in README, SECURITY, CONFIGURATION and PROTOCOL, as the config has it', async () => {
+    assert.equal(loadConfig({}).corsOrigin, 'same-origin')
+    assert.equal(loadConfig({ AUTH_SECRET: 'a-secret-of-at-least-32-characters!', API_KEY: 'an-api-key-of-16+' }).corsOrigin, '*')
+    const said = "`CORS_ORIGIN` defaults to `same-origin` while auth is off and to `*` once it is on, and the server's own origin is always allowed"
+    for (const path of ['README.md', 'docs/SECURITY.md', 'docs/CONFIGURATION.md', 'docs/PROTOCOL.md']) {
+      assert.ok((await read(path)).replace(/\s+/g, ' ').includes(said), `${path} does not say: ${said}`)
+    }
   })
 
   it('keeps one capacity table, dated, with its command; the measurement history lives in docs/PERFORMANCE.md', async () => {
@@ -94,9 +129,25 @@ describe('README and the tables of docs/', () => {
     }
   })
 
-  it('tells how to read the logs', () => {
+  it('tells how to read the logs with a command that works after npm ci', async () => {
     assert.match(readme, /npm start \| npx pino-pretty/)
     assert.match(configuration, /npm start \| npx pino-pretty/)
+    // npx runs a package the project installed without asking; one it would have to download, it
+    // asks about, and without a terminal to answer on it cancels ("npx canceled due to missing packages").
+    assert.ok(JSON.parse(await read('package.json')).devDependencies['pino-pretty'], 'pino-pretty is not a devDependency')
+    const line = JSON.stringify({ level: 30, time: 0, pid: 1, hostname: 'h', msg: 'listening' })
+    const pretty = await new Promise((resolve, reject) => {
+      const npx = execFile('npx', ['--no', 'pino-pretty', '--colorize', 'false'], { cwd: ROOT, timeout: 60000 }, (err, stdout) => err ? reject(err) : resolve(stdout))
+      npx.stdin?.end(line + '\n')
+    })
+    assert.match(pretty, /INFO \(1\): listening/)
+  })
+
+  it('says how long the load test takes at the defaults, as the defaults add up (README, docs/LOADTEST.md)', async () => {
+    const { ms, breakdown } = plannedTime(defaultOptions())
+    const prose = (/** @type {string} */ text) => text.replace(/\s+/g, ' ')
+    assert.ok(prose(await read('docs/LOADTEST.md')).includes(`At the defaults a run edits and measures for ${formatDuration(ms)} (${breakdown},`), 'docs/LOADTEST.md')
+    assert.ok(prose(readme).includes(`at the defaults ${formatDuration(ms)} of editing and measuring`), 'README.md')
   })
 
   it('shows the two commands a newcomer needs', () => {

@@ -22,3 +22,12 @@ export function formatBytes (bytes) {
   if (bytes >= 1e3) return `${(bytes / 1e3).toFixed(1)} kB`
   return `${bytes} B`
 }
+
+/** A duration as people say it: `3 min 40 s`, `40 s`, `1 h 5 min`. @param {number} ms */
+export function formatDuration (ms) {
+  const seconds = Math.round(ms / 1000)
+  /** @type {[number, string][]} */
+  const units = [[Math.floor(seconds / 3600), 'h'], [Math.floor(seconds / 60) % 60, 'min'], [seconds % 60, 's']]
+  const parts = units.filter(([value]) => value > 0).map(([value, unit]) => `${value} ${unit}`)
+  return parts.length === 0 ? '0 s' : parts.join(' ')
+}

@@ -1,8 +1,10 @@
 import { AppError } from '../errors.js'
 import { SAME_ORIGIN } from '../config.js'
 
-// Which browser origins may call the server, REST and handshake alike. `same-origin` refuses other
-// sites outright, not just their responses: a simple POST needs no preflight and would reach the handler.
+// Which browser origins may call the server, REST and handshake alike. The server's own origin (its
+// host is the request's Host) always may, whatever CORS_ORIGIN lists: the pages it serves must keep
+// working when a list names only other sites. `same-origin` refuses other sites outright, not just
+// their responses: a simple POST needs no preflight and would reach the handler.
 
 /** @typedef {'*' | typeof SAME_ORIGIN | string[]} AllowedOrigins */
 
@@ -19,13 +21,23 @@ export function allowedOrigins (corsOrigin) {
  */
 export function originAllowed (allowed, origin, host) {
   if (origin === undefined || allowed === '*') return true
-  if (allowed === SAME_ORIGIN) return hostOf(origin) === host
-  return allowed.includes(origin)
+  if (host !== undefined && hostOf(origin) === host.toLowerCase()) return true
+  return allowed !== SAME_ORIGIN && allowed.includes(origin)
 }
 
-/** The cors package's `origin`: no CORS headers for `same-origin`. @param {AllowedOrigins} allowed @returns {string | string[] | false} */
-export function corsHeaderOf (allowed) {
-  return allowed === SAME_ORIGIN ? false : allowed
+/** Why `origin` is refused, and the setting that would admit it. @param {string} origin */
+export function originRefusal (origin) {
+  return `the origin ${origin} is not allowed: add it to CORS_ORIGIN (comma-separated) to let its pages connect`
+}
+
+/**
+ * The cors package's options, REST and Socket.IO alike: the allowed origin reflected, no CORS
+ * headers for any other. @param {AllowedOrigins} allowed
+ * @returns {import('cors').CorsOptions | import('cors').CorsOptionsDelegate<import('cors').CorsRequest>}
+ */
+export function corsOptionsOf (allowed) {
+  if (allowed === '*') return { origin: '*' }
+  return (req, callback) => callback(null, { origin: originAllowed(allowed, req.headers.origin, req.headers.host) })
 }
 
 /**
@@ -34,8 +46,9 @@ export function corsHeaderOf (allowed) {
  */
 export function sameOriginOnly (allowed) {
   return (req, res, next) => {
-    if (allowed !== SAME_ORIGIN || originAllowed(allowed, req.get('origin'), req.get('host'))) return next()
-    next(new AppError('FORBIDDEN', 'requests from other origins are refused (CORS_ORIGIN=same-origin)'))
+    const origin = req.get('origin')
+    if (allowed !== SAME_ORIGIN || origin === undefined || originAllowed(allowed, origin, req.get('host'))) return next()
+    next(new AppError('FORBIDDEN', originRefusal(origin)))
   }
 }
 
@@ -61,6 +74,9 @@ export function hostAllowed (localOnly, host) {
 
 const LOCAL_NAMES = new Set(['localhost', '127.0.0.1', '[::1]'])
 
+/** Why `hostAllowed` refused, REST and handshake alike. */
+export const LOCAL_ONLY_REFUSAL = 'this server answers only to localhost: it listens on a loopback address with auth off (set AUTH_SECRET or HOST to serve other names)'
+
 /** @param {string} host a listening address */
 export function isLoopback (host) {
   return host === 'localhost' || host === '::1' || host.startsWith('127.')
@@ -70,6 +86,6 @@ export function isLoopback (host) {
 export function localHostOnly (localOnly) {
   return (req, res, next) => {
     if (hostAllowed(localOnly, req.get('host'))) return next()
-    next(new AppError('FORBIDDEN', 'this server answers only to localhost: it listens on a loopback address with auth off (set AUTH_SECRET or HOST to serve other names)'))
+    next(new AppError('FORBIDDEN', LOCAL_ONLY_REFUSAL))
   }
 }

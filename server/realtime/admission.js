@@ -1,18 +1,21 @@
 import { AppError } from '../errors.js'
+import { originAllowed, originRefusal } from '../http/origins.js'
 /** @import { IncomingMessage } from 'node:http' */
 /** @import { Config } from '../config.js' */
 
 /**
- * Who may open a Socket.IO connection (io.use): `maxConnectionsPerIp` open per IP here,
- * `connectionsPerMinute` new per IP cluster-wide, and with auth a valid handshake token. A refusal
- * reaches the client as `connect_error` with `data: { code, message }`.
+ * Who may open a Socket.IO connection (io.use): a browser on an origin `CORS_ORIGIN` allows,
+ * `maxConnectionsPerIp` open per IP here, `connectionsPerMinute` new per IP cluster-wide, and with
+ * auth a valid handshake token. A refusal reaches the client as `connect_error` with
+ * `data: { code, message }`.
  * @param {object} deps @param {Config} deps.config @param {import('../limits/limits.js').Limits} deps.limits
+ * @param {import('../http/origins.js').AllowedOrigins} deps.corsOrigin the parsed `CORS_ORIGIN`
  * @param {import('../auth/access.js').Access} deps.access @param {import('../audit.js').Audit} deps.audit
  * @param {(req: IncomingMessage) => string} deps.clientIpOf
  * @param {PendingConnections} [deps.pendingConnections] told that a connection sent its CONNECT
  * @returns {(socket: import('socket.io').Socket, next: (err?: Error) => void) => void}
  */
-export function admission ({ config, limits, access, clientIpOf, audit, pendingConnections }) {
+export function admission ({ config, corsOrigin, limits, access, clientIpOf, audit, pendingConnections }) {
   /** @type {Map<string, number>} open connections per IP */
   const open = new Map()
 
@@ -32,16 +35,24 @@ export function admission ({ config, limits, access, clientIpOf, audit, pendingC
     }
   }
 
-  /** @param {string} ip @param {(err?: Error) => void} next @param {unknown} err */
-  const refuse = (ip, next, err) => {
+  /**
+   * @param {string} ip @param {(err?: Error) => void} next @param {unknown} err
+   * @param {object} [fields] more for the audit line
+   */
+  const refuse = (ip, next, err, fields) => {
     const body = err instanceof AppError ? err : new AppError('INTERNAL', 'connection refused')
-    audit.refusedFrom('socket.connect', { ip, code: body.code, reason: body.message })
+    audit.refusedFrom('socket.connect', { ip, code: body.code, reason: body.message, ...fields })
     next(Object.assign(new Error(body.message), { data: { code: body.code, message: body.message, details: body.details } }))
   }
 
   return (socket, next) => {
     pendingConnections?.connected(socket.conn)
     const ip = clientIpOf(socket.request)
+    const { origin, host } = socket.request.headers
+    if (!originAllowed(corsOrigin, origin, host)) {
+      refuse(ip, next, new AppError('FORBIDDEN', originRefusal(String(origin))), { origin, corsOrigin: config.corsOrigin })
+      return
+    }
     // The seat is taken before the awaits below, so a burst of connections cannot all pass the check.
     if (config.maxConnectionsPerIp !== 0 && (open.get(ip) ?? 0) >= config.maxConnectionsPerIp) {
       refuse(ip, next, new AppError('RATE_LIMITED', `at most ${config.maxConnectionsPerIp} open connections per address`))

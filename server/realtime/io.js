@@ -1,5 +1,5 @@
 import { Server } from 'socket.io'
-import { corsHeaderOf, hostAllowed, originAllowed } from '../http/origins.js'
+import { corsOptionsOf, hostAllowed, LOCAL_ONLY_REFUSAL } from '../http/origins.js'
 import { PARSER } from '../../isomorphic/parser.js'
 import { answerOkDirectly } from './direct-ack.js'
 import { docHandlers } from './doc-handlers.js'
@@ -31,11 +31,12 @@ export function createIo (httpServer, { config, corsOrigin, localOnly = false, a
     // serves WebSocket only.
     transports: /** @type {import('socket.io').ServerOptions['transports']} */ (config.transports),
     maxHttpBufferSize: maxFrameBytes(config.maxUpdateBytes),
-    cors: { origin: corsHeaderOf(corsOrigin) },
-    // CORS guards only long-polling; a browser opens a WebSocket from any page, so its Origin is
-    // checked against the same allow-list.
+    cors: corsOptionsOf(corsOrigin),
+    // The Origin is checked at CONNECT (admission.js), where a refusal reaches the page with its
+    // reason; refused here, a browser would see only `websocket error`.
     allowRequest: (req, callback) => {
-      callback(null, hostAllowed(localOnly, req.headers.host) && originAllowed(corsOrigin, req.headers.origin, req.headers.host))
+      const allowed = hostAllowed(localOnly, req.headers.host)
+      callback(allowed ? null : LOCAL_ONLY_REFUSAL, allowed)
     },
     adapter
   })
