@@ -112,8 +112,9 @@ describe('npm run bench -- scale --separate --placement rooms: each room on one 
     const separate = bench.results[1]
     assert.deepEqual(separate.perProcess.map((/** @type {any} */ p) => p.name), ['server 0', 'server 1'])
     for (const { cpuPercent } of separate.perProcess) assert.ok(cpuPercent > 0)
-    assert.ok(Math.abs(separate.deliveriesPerSecond - bench.results[0].deliveriesPerSecond) / bench.results[0].deliveriesPerSecond < 0.2,
-      'both servers\' deliveries are counted')
+    // One server's alone would be half; a busy machine moves a one-second run by a fifth or more.
+    const off = Math.abs(separate.deliveriesPerSecond - bench.results[0].deliveriesPerSecond) / bench.results[0].deliveriesPerSecond
+    assert.ok(off < 0.35, `both servers' deliveries are counted (${Math.round(off * 100)} % off the single process's)`)
   })
 })
 
