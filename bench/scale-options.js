@@ -10,11 +10,13 @@ const SECOND = 1000
 
 /**
  * @typedef {object} ScaleBenchOptions
- * @property {number[]} workers server processes sharing one Redis, one configuration each, ascending. Default 1,2,4.
+ * @property {number[]} workers process counts W, one set of configurations each, ascending. Default 2,4.
  * @property {number} editors editors connected at once. Default 300.
  * @property {number} perRoom editors per room. Default 5.
- * @property {import('../loadtest/spread.js').Placement} placement editors of a room over the processes (`editors`) or each room on one (`rooms`). Default editors.
- * @property {boolean} separate also measure W embedded processes that share nothing, each room on one. Default false.
+ * @property {import('../loadtest/spread.js').Placement[]} placement the Redis configurations of each W, by how editors
+ *   are placed: each room on one process (`rooms`), each room spread over them (`editors`). Default rooms,editors.
+ * @property {boolean} shareNothing measure W embedded processes that share nothing, each room on one, for each W
+ *   above 1: the reference of the W's other rows. Default true (off with --no-share-nothing).
  * @property {number} rate edits per second per editor. Default 5.
  * @property {number} payload characters per edit. Default 8.
  * @property {number} durationMs measured window per configuration. Default 15 s.
@@ -26,13 +28,16 @@ const SECOND = 1000
  * @property {boolean} json print the results as JSON instead of a table. Default false.
  */
 
+// The Redis rows of a W in this order: each room on one process, the closer to sharing nothing, first.
+const PLACEMENT_ORDER = Object.freeze(/** @type {import('../loadtest/spread.js').Placement[]} */ (['rooms', 'editors']))
+
 /** @type {import('../loadtest/options.js').OptionSpec[]} */
 export const SCALE_OPTION_SPECS = [
-  { key: 'workers', arg: 'LIST', default: '1,2,4', parse: workerList, help: 'Server processes sharing one Redis: one configuration per number, after the embedded single process.' },
+  { key: 'workers', arg: 'LIST', default: '2,4', parse: workerList, help: 'Process counts W: for each, W embedded processes sharing nothing, then W processes sharing one Redis per --placement, after the embedded single process.' },
   { key: 'editors', arg: 'N', default: '300', parse: integer(2, 5000), help: 'Editors connected at once.' },
   { key: 'perRoom', arg: 'K', default: '5', parse: integer(2, 1000), help: 'Editors per room.' },
-  { key: 'placement', arg: 'HOW', default: 'editors', parse: oneOf(PLACEMENTS), help: '`editors`: editor i of a room connects to process i mod the number of processes, as behind a non-sticky balancer; `rooms`: every editor of room r to process r mod that number, so no update crosses between processes.' },
-  { key: 'separate', help: 'Also measure, for each number of --workers above 1, that many embedded processes that share nothing (no Redis), each room on one of them: what the processes cost on this machine whatever they share.' },
+  { key: 'placement', arg: 'LIST', default: 'rooms,editors', parse: placementList, help: 'The Redis configurations of each W: `rooms`, every editor of room r on process r mod W, as a balancer that sends each document to one process would, so no update crosses between processes; `editors`, editor i of a room on process i mod W, as behind a non-sticky balancer. One configuration for W = 1.' },
+  { key: 'noShareNothing', help: 'Leave out the W embedded processes that share nothing (no Redis), each room on one, which the × share-nothing columns divide by: what W processes cost on this machine whatever they share.' },
   ...workloadSpecs({ durationDefault: '15s', window: 'configuration (no cursor moves)' }),
   { key: 'threads', arg: 'N', default: 'auto', parse: raw => raw === 'auto' ? 0 : integer(1, 64)(raw), help: 'Load-generator threads; `auto` sizes them from the message rate.' },
   { key: 'runs', arg: 'N', default: '1', parse: integer(1, 20), help: 'Measure every configuration N times, taking the configurations in turn each time, and give the medians: this machine\'s speed drifts between runs.' },
@@ -46,7 +51,8 @@ export const SCALE_OPTION_SPECS = [
  * @returns {Readonly<ScaleBenchOptions & { help: boolean }>}
  */
 export function parseScaleOptions (argv) {
-  return Object.freeze(parseSpecs(SCALE_OPTION_SPECS, argv).options)
+  const { noShareNothing, ...options } = parseSpecs(SCALE_OPTION_SPECS, argv).options
+  return Object.freeze({ ...options, shareNothing: !noShareNothing })
 }
 
 export function scaleHelpText () {
@@ -54,18 +60,19 @@ export function scaleHelpText () {
     'Usage: npm run bench -- scale [options]      (or: node bench/scale.js [options])',
     '',
     'Does a server process add capacity? Runs the same workload against the embedded single process',
-    '(LevelDB), then against 1, 2, 4… processes sharing one Redis (each room\'s editors spread over the',
-    'processes), each started alone on free loopback ports, and prints ACK and broadcast p99 and the CPU',
-    'of every server process and Redis per 1,000 deliveries the server counted, against the embedded one.',
-    'With --separate, also W embedded processes that share nothing: what W processes cost on this',
-    'machine, whatever they send each other.',
+    '(LevelDB), then for each W of --workers against W embedded processes that share nothing (each room',
+    'on one), W processes sharing one Redis with each room on one, and W processes sharing one Redis with',
+    'each room spread over them; each configuration started alone on free loopback ports. Prints ACK',
+    'p50 and p99, broadcast p99, and the CPU of every server process and Redis per 1,000 deliveries the',
+    'server counted, each against the share-nothing processes of the same W, and the Redis commands',
+    'run per update stored (INFO commandstats over the measured window, per acknowledged update).',
     '',
     'Options:',
     ...optionLines(SCALE_OPTION_SPECS),
     '',
-    'Example:',
-    '  npm run bench -- scale --workers 1,2,4 --editors 300',
-    '  npm run bench -- scale --separate --placement rooms --runs 3',
+    'Examples:',
+    '  npm run bench -- scale --runs 3',
+    '  npm run bench -- scale --workers 1,2,4 --placement editors --no-share-nothing',
     ''
   ].join('\n')
 }
@@ -73,4 +80,11 @@ export function scaleHelpText () {
 /** Distinct process counts, ascending. @param {string} raw */
 function workerList (raw) {
   return [...new Set(integerList(1, 64)(raw))].sort((a, b) => a - b)
+}
+
+/** Distinct placements, in the order of the rows. @param {string} raw */
+function placementList (raw) {
+  const one = oneOf(PLACEMENTS)
+  const given = new Set(raw.split(',').map(part => one(part.trim())))
+  return [...given].sort((a, b) => PLACEMENT_ORDER.indexOf(a) - PLACEMENT_ORDER.indexOf(b))
 }

@@ -30,6 +30,8 @@ const DRAIN_POLL_MS = 50
  *   convergence is checked for those that apply
  * @property {() => Promise<void>} [afterLeave] runs once every editor has disconnected, before the
  *   sessions are deleted (a soak waits there for the documents to unload)
+ * @property {(edge: 'start' | 'end') => Promise<void>} [onWindow] awaited as the measured window opens
+ *   and as it closes, before each /metrics scrape (the scale bench reads Redis's command counts there)
  */
 
 /**
@@ -152,11 +154,13 @@ async function drive ({ context, editors, plan, rooms, roomSizes, threads, pool 
     windowStart = now()
     cpuBefore = process.cpuUsage()
     probe?.open()
+    await context.onWindow?.('start')
     before = await target.scrape()
     await sleepUntil(stopAt, early.signal)
     windowEnd = now()
     cpuAfter = process.cpuUsage(cpuBefore)
     serverProcess = probe?.close() ?? null
+    await context.onWindow?.('end')
     after = await target.scrape()
   } finally {
     clearInterval(ticker)

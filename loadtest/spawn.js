@@ -31,6 +31,7 @@ const ENTRY = 'server/index.js'
  * @property {string[]} urls every server process, in order; editors connect to them by slot (spread.js)
  * @property {string} description
  * @property {NamedPid[]} pids every process of the server under test: each server process, and Redis
+ * @property {string} [redisUrl] the Redis the processes share (`cluster`)
  * @property {number} [workers] processes serving (a Tandem server)
  * @property {boolean | null} [syncWrites] the SYNC_WRITES the server runs with (a Tandem server)
  * @property {() => Promise<void>} stop
@@ -116,7 +117,8 @@ async function spawnCluster ({ clusterWorkers, apiKey }) {
       if (!ports.includes(port)) ports.push(port)
     }
     ports.shift()
-    const env = { ...PER_IP_LIMITS_OFF, HOST: '127.0.0.1', REDIS_URL: `redis://127.0.0.1:${redisPort}`, LOG_LEVEL: 'warn' }
+    const redisUrl = `redis://127.0.0.1:${redisPort}`
+    const env = { ...PER_IP_LIMITS_OFF, HOST: '127.0.0.1', REDIS_URL: redisUrl, LOG_LEVEL: 'warn' }
     for (const [i, port] of ports.entries()) {
       servers.push(startProcess(`server ${i}`, process.execPath, [...SERVER_NODE_OPTIONS, join(ROOT, ENTRY)], {
         ...env,
@@ -129,7 +131,7 @@ async function spawnCluster ({ clusterWorkers, apiKey }) {
     const urls = ports.map(port => `http://127.0.0.1:${port}`)
     await Promise.all(urls.map(url => ready(url, apiKey, [redis, ...servers])))
     const plural = clusterWorkers === 1 ? '' : 'es'
-    return { url: urls[0], urls, description: `${clusterWorkers} process${plural} (node server/index.js) sharing one Redis`, pids: pidsOf([...servers, redis]), workers: clusterWorkers, syncWrites: syncWritesOf(env), stop }
+    return { url: urls[0], urls, description: `${clusterWorkers} process${plural} (node server/index.js) sharing one Redis`, pids: pidsOf([...servers, redis]), redisUrl, workers: clusterWorkers, syncWrites: syncWritesOf(env), stop }
   } catch (err) {
     await stop()
     throw err
