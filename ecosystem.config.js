@@ -17,11 +17,10 @@ loadClusterConfig(process.env)
 
 const workers = process.env.WORKERS ?? 'max'
 
-export const apps = [{
-  name: 'tandem',
+/** What both ways of running the workers share (ecosystem.ports.config.js is the other). */
+export const common = {
   script: 'server/index.js',
   node_args: [...NODE_OPTIONS],
-  exec_mode: 'cluster',
   // A number, or `max` for one worker per CPU.
   instances: workers === 'max' ? 'max' : Number(workers),
   // A worker counts as started once it listens and sends 'ready' (server/index.js), so a reload
@@ -34,4 +33,10 @@ export const apps = [{
   // Restart a crashed worker at once, then back off if it keeps crashing.
   exp_backoff_restart_delay: 100,
   merge_logs: true
+}
+
+export const apps = [{
+  name: 'tandem',
+  ...common,
+  exec_mode: 'cluster'
 }]

@@ -184,18 +184,28 @@ describe('docker-compose.yml', () => {
 })
 
 describe('deploy/nginx.conf', () => {
-  const upstreamName = /proxy_pass\s+http:\/\/([\w-]+)/.exec(nginx)?.[1]
-  const upstream = nginxBlock(new RegExp(`upstream\\s+${upstreamName}\\s*\\{`))
+  const socketIo = /location\s+\/socket\.io\/\s*\{/
+  const upstreamName = /^http:\/\/([\w-]+)$/.exec(directives(nginxBlock(/location\s+\/api\/\s*\{/), 'proxy_pass')[0] ?? '')?.[1]
+  const sessionsName = /^http:\/\/([\w-]+)$/.exec(effective(socketIo, 'proxy_pass')[0] ?? '')?.[1]
+  const upstreamOf = (/** @type {string | undefined} */ name) => nginxBlock(new RegExp(`upstream\\s+${name}\\s*\\{`))
 
-  it('balances over both app hosts', () => {
-    const servers = directives(upstream, 'server').map(args => args.split(/\s+/)[0])
+  it('balances over both app hosts, Socket.IO connections and the rest alike', () => {
     const expected = APPS.map(name => `${name}:${envOf(compose.services[name]).PORT || '3000'}`)
-    assert.deepEqual(servers.sort(), expected.sort())
+    for (const name of [upstreamName, sessionsName]) {
+      const servers = directives(upstreamOf(name), 'server').map(args => args.split(/\s+/)[0])
+      assert.deepEqual(servers.sort(), expected.sort(), `upstream ${name}`)
+    }
+  })
+
+  it('sends every Socket.IO connection of a session to one server, by the session its handshake names', () => {
+    const [hash] = directives(upstreamOf(sessionsName), 'hash')
+    const key = /^(\$\w+) consistent$/.exec(hash ?? '')?.[1]
+    assert.ok(key, `upstream ${sessionsName} does not hash consistently: ${hash}`)
+    const map = nginxBlock(new RegExp(`map\\s+\\$arg_session\\s+\\${key}\\s*\\{`))
+    assert.deepEqual(directives(map, 'default'), ['$arg_session'])
   })
 
   it('proxies /socket.io/ with the WebSocket upgrade headers and a long read timeout', () => {
-    const socketIo = /location\s+\/socket\.io\/\s*\{/
-    assert.deepEqual(effective(socketIo, 'proxy_pass'), [`http://${upstreamName}`])
     assert.deepEqual(effective(socketIo, 'proxy_http_version'), ['1.1'])
     const headers = effective(socketIo, 'proxy_set_header')
     assert.ok(headers.includes('Upgrade $http_upgrade'), 'no Upgrade header')

@@ -262,3 +262,35 @@ describe('PM2 cluster of two workers', { skip: missing('redis-server') }, () => 
     assert.equal(await contentOf(cluster.url, session.id), 'before restart\ntyped\n')
   })
 })
+
+describe('npm run cluster:ports: workers in fork mode, each on a port of its own', { skip: missing('redis-server') }, () => {
+  /** @type {Awaited<ReturnType<typeof startRedis>>} */
+  let redis
+  /** @type {Awaited<ReturnType<typeof startCluster>>} */
+  let cluster
+  before(async () => {
+    redis = await startRedis()
+    cluster = await startCluster({ redisUrl: redis.url, workers: 2, ports: true })
+  })
+  after(async () => {
+    await cluster?.remove()
+    await redis?.remove()
+  })
+
+  it('runs one forked worker per consecutive port, which serve one session together', async () => {
+    const workers = await cluster.list()
+    assert.deepEqual(workers.map(w => [w.mode, w.status]), [['fork_mode', 'online'], ['fork_mode', 'online']])
+    assert.equal(new URL(cluster.urls[1]).port, String(Number(new URL(cluster.urls[0]).port) + 1))
+    const session = await createSession(cluster.urls[1])
+    const editors = cluster.urls.map(url => openDoc(url, session.id))
+    try {
+      await eventually(() => editors.every(e => e.provider.synced), { what: 'an editor synced on each worker' })
+      editors.forEach((e, i) => e.append(`[worker ${i}]`))
+      await eventually(() => editors.every(e => e.settled() && e.text().includes('[worker 0]') && e.text().includes('[worker 1]')),
+        { timeoutMs: 15000, what: 'each worker\'s edit reached the other\'s editor' })
+      for (const url of cluster.urls) assert.equal(await contentOf(url, session.id), editors[0].text())
+    } finally {
+      for (const e of editors) e.destroy()
+    }
+  })
+})

@@ -35,4 +35,16 @@ describe('the provider\'s y-websocket and Hocuspocus names', () => {
       provider.destroy()
     }
   })
+
+  it('names its session in the Socket.IO handshake, so a balancer can send a session\'s editors to one server', async () => {
+    const { id } = await createSession(tandem.url)
+    const provider = new SocketIOProvider(tandem.url, id, new Y.Doc())
+    try {
+      await eventually(() => provider.synced, { what: 'joined and synced' })
+      const queries = [...tandem.server.io.sockets.sockets.values()].map(socket => socket.handshake.query.session)
+      assert.deepEqual(queries, [id])
+    } finally {
+      provider.destroy()
+    }
+  })
 })

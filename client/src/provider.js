@@ -116,7 +116,9 @@ export class SocketIOProvider extends ObservableV2 {
       createSocket(serverUrl, {
         token: this.#joinToken,
         transports: [...this.options.transports],
-        autoConnect: false
+        autoConnect: false,
+        // In the handshake's address, so a balancer can send a session's editors to one process.
+        query: { session: docId }
       })
     this.#releaseDoc = claimDoc(this.socket, docId)
 
