@@ -62,6 +62,7 @@ describe('appends sent to Redis together', { skip: missing('redis-server') }, ()
     assert.equal(await store.client.xlen(`tandem:{doc:${doc}}:log`), 0)
     const fourth = await store.append(doc, [update(6)])
     assert.equal(fourth.span?.prev, third.span?.last)
+    assert.equal(fourth.logLength, 1, 'the log\'s length counts from the compaction')
     assert.deepEqual((await store.readSince(doc, third.span?.last ?? null)).updates, [update(6)])
   })
 
@@ -88,7 +89,8 @@ describe('appends sent to Redis together', { skip: missing('redis-server') }, ()
     const wallClock = () => performance.timeOrigin + performance.now()
     // Two thirds into a slot: the next multiple is 100 ms away, a whole spacing 300 ms.
     await new Promise(resolve => setTimeout(resolve, (spacingMs - wallClock() % spacingMs) + 200))
-    const first = store.append('spaced-a', [update(1)])
+    // The first goes at the end of its turn; the next, sent once it is answered, waits for the slot.
+    await store.append('spaced-a', [update(1)])
     const nextSlot = Math.ceil(wallClock() / spacingMs) * spacingMs
     await store.append('spaced-b', [update(2)])
     const answeredAt = wallClock()
@@ -96,7 +98,21 @@ describe('appends sent to Redis together', { skip: missing('redis-server') }, ()
     // millisecond before the exact fraction; an append not held would come 100 ms early.
     assert.ok(answeredAt >= nextSlot - 1, `answered ${(nextSlot - answeredAt).toFixed(1)} ms before the next multiple: not held`)
     assert.ok(answeredAt < nextSlot + spacingMs / 2, `answered ${(answeredAt - nextSlot).toFixed(1)} ms after the next multiple: held past it`)
-    await first
+  })
+
+  it('sends one script at a time: the appends of a turn go together, and those made meanwhile with the next', async (t) => {
+    const { store } = await storeOnRedis(t, 0)
+    const scripts = async () => Number(/cmdstat_evalsha:calls=(\d+)/.exec(String(await store.client.info('commandstats')))?.[1] ?? 0)
+    await store.append('warm', [update(0)])
+    const before = await scripts()
+    const docs = Array.from({ length: 20 }, (_, i) => `turn-doc-${i}`)
+    const first = docs.map((doc, i) => store.append(doc, [update(i)]))
+    // Made while the first script is in flight: they wait for its answer, then go as one.
+    await new Promise(resolve => setImmediate(resolve))
+    const second = docs.map((doc, i) => store.append(doc, [update(i + 50)]))
+    const answers = await Promise.all([...first, ...second])
+    assert.equal(await scripts() - before, 2, 'one script for each group')
+    answers.slice(20).forEach(({ logLength }, i) => assert.equal(logLength, 2, docs[i]))
   })
 
   it('refuses each append of a batch, and none hangs, while Redis is down', async (t) => {

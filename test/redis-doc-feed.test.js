@@ -26,14 +26,14 @@ describe('document feeds of two processes sharing one Redis', { skip: missing('r
   })
 
   /** A process's feed and store, each message it hears kept in `heard`. */
-  async function processOnRedis () {
+  async function processOnRedis (sharded = false) {
     const connect = async () => {
       const client = new Redis(redis.port, '127.0.0.1')
       clients.push(client)
       await once(client, 'ready')
       return client
     }
-    const feed = new RedisDocFeed({ publisher: await connect(), subscriber: await connect(), sharded: false, logger: pino({ level: 'silent' }) })
+    const feed = new RedisDocFeed({ publisher: await connect(), subscriber: await connect(), sharded, logger: pino({ level: 'silent' }) })
     /** @type {{ docId: string, updates: number[][] }[]} */
     const heard = []
     feed.onMessage = (docId, { updates }) => heard.push({ docId, updates: updates.map(update => [...update]) })
@@ -60,4 +60,37 @@ describe('document feeds of two processes sharing one Redis', { skip: missing('r
     assert.deepEqual(a.heard, [{ docId: 'doc-1', updates: [[4], [5, 6]] }, { docId: 'doc-1', updates: [[8]] }])
     assert.equal(b.heard.length, 2)
   })
+
+  for (const sharded of [true, false]) {
+    it(`publishes a write only while another process listens to its document (${sharded ? 'sharded' : 'classic'} pub/sub)`, async () => {
+      const a = await processOnRedis(sharded)
+      const b = await processOnRedis(sharded)
+      const doc = `alone-${sharded}`
+      const published = async () => {
+        const stats = String(await a.store.client.info('commandstats'))
+        return Number(new RegExp(`cmdstat_${sharded ? 'spublish' : 'publish'}:calls=(\\d+)`).exec(stats)?.[1] ?? 0)
+      }
+      await a.feed.subscribe(doc)
+      const before = await published()
+      await a.store.append(doc, [new Uint8Array([1])])
+      assert.equal(await published(), before, 'published with no other process listening')
+
+      await b.feed.subscribe(doc)
+      await a.store.append(doc, [new Uint8Array([2])])
+      await eventually(() => b.heard.some(({ updates }) => updates[0][0] === 2), { what: 'the write at B once B listens' })
+      assert.equal(await published(), before + 1)
+
+      // A process that does not listen itself publishes whenever another does.
+      a.feed.unsubscribe(doc)
+      await b.store.append(doc, [new Uint8Array([3])])
+      await a.store.append(doc, [new Uint8Array([4])])
+      await eventually(() => b.heard.some(({ updates }) => updates[0][0] === 4), { what: "A's write at B while A does not listen" })
+      assert.equal(await published(), before + 2, "B's own write, with only B listening, is not published")
+
+      b.feed.unsubscribe(doc)
+      await a.store.append(doc, [new Uint8Array([5])])
+      assert.equal(await published(), before + 2, 'published after every other process left')
+      assert.deepEqual(b.heard.filter(({ docId }) => docId === doc).map(({ updates }) => updates[0][0]), [2, 4])
+    })
+  }
 })

@@ -1,8 +1,9 @@
 // Many documents' writes go to Redis in one command: under load a command's wake-ups (Redis's and
-// every subscriber's) cost more than it. A write goes at once if none went in the last `spacingMs`,
-// else with those arriving meanwhile at the next multiple of `spacingMs` on the wall clock, which a
-// host's processes share, so their sends coincide (docs/CLUSTER.md, "One run of the script per
-// send, and a send every 5 ms at most"). On a Cluster, one write per command (one slot).
+// every subscriber's) cost more than it. One command is in flight at a time: writes made meanwhile
+// wait for its answer and go together. The next goes at the end of the turn if none went in the
+// last `spacingMs`, else at the next multiple of `spacingMs` on the wall clock, which a host's
+// processes share, so their sends coincide (docs/CLUSTER.md, "The path of an update"). On a
+// Cluster, one write per command (one slot).
 
 /**
  * @template Item, Reply
@@ -13,9 +14,10 @@
 export class RedisBatch {
   /** @type {Queued<Item, Reply>[]} */
   #queued = []
-  /** @type {NodeJS.Timeout | null} */
+  /** @type {NodeJS.Timeout | NodeJS.Immediate | null} */
   #timer = null
   #sentAt = -Infinity
+  #inFlight = false
 
   /**
    * @param {{ spacingMs: number, together: boolean, sendTogether: (items: Item[]) => Promise<(Reply | Error)[]> }} options
@@ -31,24 +33,34 @@ export class RedisBatch {
   send (item) {
     return new Promise((resolve, reject) => {
       this.#queued.push({ item, resolve, reject })
-      if (!this.together) return this.#sendQueued()
-      if (this.#timer !== null) return
-      const now = performance.now()
-      if (now - this.#sentAt >= this.spacingMs) this.#sendQueued()
-      else this.#timer = setTimeout(this.#sendQueued, this.spacingMs - (performance.timeOrigin + now) % this.spacingMs)
+      if (this.together) this.#schedule()
+      else this.#sendQueued()
     })
+  }
+
+  /** The next send: at the end of this turn, or at the next multiple of the spacing, once none is in flight. */
+  #schedule () {
+    if (this.#timer !== null || this.#inFlight || this.#queued.length === 0) return
+    const now = performance.now()
+    if (now - this.#sentAt >= this.spacingMs) this.#timer = setImmediate(this.#sendQueued)
+    else this.#timer = setTimeout(this.#sendQueued, this.spacingMs - (performance.timeOrigin + now) % this.spacingMs)
   }
 
   #sendQueued = () => {
     this.#timer = null
     this.#sentAt = performance.now()
     const queued = this.#queued.splice(0)
+    if (this.together) this.#inFlight = true
     this.sendTogether(queued.map(({ item }) => item)).then(
       (replies) => replies.forEach((reply, i) => {
         if (reply instanceof Error) queued[i].reject(reply)
         else queued[i].resolve(reply)
       }),
       (/** @type {unknown} */ err) => { for (const { reject } of queued) reject(err) }
-    )
+    ).finally(() => {
+      if (!this.together) return
+      this.#inFlight = false
+      this.#schedule()
+    })
   }
 }

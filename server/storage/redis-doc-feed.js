@@ -22,6 +22,8 @@ export class RedisDocFeed {
   #ownPrefix = encodeFeedMessage(this.origin, { prev: '', last: '', updates: [] }).subarray(0, 1 + this.origin.length)
   /** @type {Set<string>} documents whose channel this process has subscribed to */
   #channels = new Set()
+  /** @type {Set<string>} of those, the ones Redis confirmed since the subscriber last connected */
+  #confirmed = new Set()
   #wasDown = false
 
   /**
@@ -41,10 +43,15 @@ export class RedisDocFeed {
     /** @type {() => void} called when the subscriber is back after a disconnect: messages were lost */
     this.onReconnected = () => {}
     subscriber.on(sharded ? 'smessageBuffer' : 'messageBuffer', this.#received)
-    subscriber.on('close', () => { this.#wasDown = true })
+    subscriber.on('close', () => {
+      this.#wasDown = true
+      this.#confirmed.clear()
+    })
     subscriber.on('ready', () => {
       if (!this.#wasDown) return
       this.#wasDown = false
+      // The client subscribes again by itself; asking again tells when Redis has each channel.
+      for (const docId of this.#channels) this.subscribe(docId).catch(() => {})
       this.onReconnected()
     })
   }
@@ -68,6 +75,7 @@ export class RedisDocFeed {
     })
     try {
       await Promise.race([subscribed, timedOut])
+      if (this.#channels.has(docId)) this.#confirmed.add(docId)
     } catch (err) {
       subscribed.catch(() => {})
       throw err instanceof AppError ? err : new AppError('UNAVAILABLE', 'the Redis subscriber refused a subscription; retry', undefined, { cause: err })
@@ -78,10 +86,20 @@ export class RedisDocFeed {
 
   /** @param {string} docId */
   unsubscribe (docId) {
+    this.#confirmed.delete(docId)
     if (!this.#channels.delete(docId)) return
     const channel = channelOf(docId)
     const unsubscribed = this.sharded ? this.subscriber.sunsubscribe(channel) : this.subscriber.unsubscribe(channel)
     unsubscribed.catch(() => {})
+  }
+
+  /**
+   * Whether Redis counts this process among the document's listeners: a writer that does is told
+   * apart from the others, so a document no other process holds costs no message.
+   * @param {string} docId
+   */
+  holds (docId) {
+    return this.#confirmed.has(docId) && isReady(this.subscriber)
   }
 
   /** The channel of a document's feed. @param {string} docId */

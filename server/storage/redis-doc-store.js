@@ -21,51 +21,62 @@ const OLDER_LUA = `local function older (a, b)
   return am < bm or (am == bm and as < bs)
 end`
 
-// Stores a snapshot only if it covers more than the stored one, and trims what it covers, in one
-// step, so a stale copy never replaces a newer snapshot; a deleted document stays deleted.
+// Stores a snapshot only if it covers more than the stored one, and trims what it covers (the log
+// length kept beside it with it), in one step, so a stale copy never replaces a newer snapshot; a deleted document stays deleted.
 const COMPACT_SCRIPT = `
 if redis.call('EXISTS', KEYS[3]) == 1 or redis.call('EXISTS', KEYS[2]) == 0 then return 0 end
 ${OLDER_LUA}
 local current = redis.call('HGET', KEYS[1], 'position')
 if current and not older(current, ARGV[2]) then return 0 end
-redis.call('HSET', KEYS[1], 'data', ARGV[1], 'position', ARGV[2])
 local ms, seq = string.match(ARGV[2], '(%d+)-(%d+)')
 redis.call('XTRIM', KEYS[2], 'MINID', ms .. '-' .. (tonumber(seq) + 1))
+redis.call('HSET', KEYS[1], 'data', ARGV[1], 'position', ARGV[2], 'length', redis.call('XLEN', KEYS[2]))
 return 1
 `
 
 // Appends several documents' updates (KEYS: log, snapshot, tombstone of each; ARGV: origin, '1' for
-// SPUBLISH, then per document its channel ('' = none), the newest entry its writer knows ('' =
-// none), the number of its updates, the updates). Replies per document with the span the feed
-// announces (entry before, last entry, log length), 'DELETED', or 'BEHIND' when the log is older
-// than the writer knows (Redis restarted on older data). The newest entry is kept in the hash
-// (docs/CLUSTER.md, "The newest entry kept, not read back"); publishing here keeps stream order.
+// sharded pub/sub, then per document its channel ('' = none), '1' if the writer's subscriber holds
+// that channel, the newest entry its writer knows ('' = none), the number of its updates, the
+// updates). Replies per document with the span the feed announces (entry before, last entry, log
+// length), 'DELETED', or 'BEHIND' when the log is older than the writer knows (Redis restarted on
+// older data). The snapshot hash keeps the log's newest entry and length beside it, so a document
+// costs one read and one write besides its XADDs (docs/CLUSTER.md, "The path of an update"); a
+// hash without them (a new or deleted document) is the rare path. A write is published only when a
+// process other than the writer subscribes to the document, so a document on one process costs no
+// message; publishing here keeps stream order.
 const APPEND_SCRIPT = `
 ${OLDER_LUA}
 local replies = {}
+local channels, listening = {}, {}
 local a = 3
 for k = 1, #KEYS, 3 do
-  local channel, known, first = ARGV[a], ARGV[a + 1], a + 3
-  a = first + tonumber(ARGV[a + 2])
-  local prev = nil
-  if redis.call('EXISTS', KEYS[k + 2]) == 1 then
-    replies[#replies + 1] = 'DELETED'
-  else
-    prev = redis.call('HGET', KEYS[k + 1], 'last')
-    if not prev then
-      local newest = redis.call('XREVRANGE', KEYS[k], '+', '-', 'COUNT', 1)
-      prev = newest[1] and newest[1][1] or redis.call('HGET', KEYS[k + 1], 'position') or '0-0'
-    end
-    if known ~= '' and older(prev, known) then
-      replies[#replies + 1] = 'BEHIND'
-      prev = nil
-    end
+  if ARGV[a] ~= '' then channels[#channels + 1] = ARGV[a] end
+  a = a + 4 + tonumber(ARGV[a + 3])
+end
+for c = 1, #channels, 1000 do
+  local counts = redis.call('PUBSUB', ARGV[2] == '1' and 'SHARDNUMSUB' or 'NUMSUB', unpack(channels, c, math.min(c + 999, #channels)))
+  for i = 1, #counts, 2 do listening[counts[i]] = counts[i + 1] end
+end
+a = 3
+for k = 1, #KEYS, 3 do
+  local channel, own, known, first = ARGV[a], ARGV[a + 1], ARGV[a + 2], a + 4
+  a = first + tonumber(ARGV[a + 3])
+  local kept = redis.call('HMGET', KEYS[k + 1], 'last', 'length')
+  local prev, length = kept[1], tonumber(kept[2])
+  if not prev and redis.call('EXISTS', KEYS[k + 2]) == 0 then
+    local newest = redis.call('XREVRANGE', KEYS[k], '+', '-', 'COUNT', 1)
+    prev = newest[1] and newest[1][1] or redis.call('HGET', KEYS[k + 1], 'position') or '0-0'
   end
-  if prev then
+  if not prev then
+    replies[#replies + 1] = 'DELETED'
+  elseif known ~= '' and older(prev, known) then
+    replies[#replies + 1] = 'BEHIND'
+  else
     local last
     for i = first, a - 1 do last = redis.call('XADD', KEYS[k], '*', 'u', ARGV[i]) end
-    redis.call('HSET', KEYS[k + 1], 'last', last)
-    if channel ~= '' then
+    length = length and length + a - first or redis.call('XLEN', KEYS[k])
+    redis.call('HSET', KEYS[k + 1], 'last', last, 'length', length)
+    if channel ~= '' and (listening[channel] or 0) > (own == '1' and 1 or 0) then
       local parts = { string.char(#ARGV[1]), ARGV[1], string.char(#prev), prev, string.char(#last), last }
       for i = first, a - 1 do
         local n = #ARGV[i]
@@ -74,7 +85,7 @@ for k = 1, #KEYS, 3 do
       end
       redis.call(ARGV[2] == '1' and 'SPUBLISH' or 'PUBLISH', channel, table.concat(parts))
     end
-    replies[#replies + 1] = { prev, last, redis.call('XLEN', KEYS[k]) }
+    replies[#replies + 1] = { prev, last, length }
   end
 end
 return replies
@@ -86,7 +97,7 @@ return 0
 `
 
 /** @typedef {import('./doc-store.js').DocStore} DocStore */
-/** @typedef {{ keys: ReturnType<typeof keysOf>, channel: string, known: string, buffers: Buffer[] }} Append one document's write */
+/** @typedef {{ docId: string, keys: ReturnType<typeof keysOf>, channel: string, known: string, buffers: Buffer[] }} Append one document's write */
 
 /**
  * The scripts as `defineCommand` adds them, which ioredis's types cannot see.
@@ -172,7 +183,7 @@ export class RedisDocStore {
     // With REDIS_WAITAOF the write is published only once it is on disk, so not by the script.
     const channel = this.feed && !this.waitAof ? this.feed.channelOf(docId) : ''
     const [prev, last, logLength] = await this.guard.write(async () => {
-      const reply = await this.appends.send({ keys: keysOf(docId), channel, known: known ?? '', buffers })
+      const reply = await this.appends.send({ docId, keys: keysOf(docId), channel, known: known ?? '', buffers })
       if (this.waitAof) await this.#waitAof()
       return reply
     })
@@ -184,7 +195,9 @@ export class RedisDocStore {
   /** @param {Append[]} appends @returns {Promise<([string, string, number] | Error)[]>} */
   #appendTogether = async (appends) => {
     const keys = appends.flatMap(({ keys }) => [keys.log, keys.snap, keys.deleted])
-    const args = appends.flatMap(({ channel, known, buffers }) => [channel, known, String(buffers.length), ...buffers])
+    // Whether this process listens is read as the script leaves: a subscription may have ended meanwhile.
+    const args = appends.flatMap(({ docId, channel, known, buffers }) =>
+      [channel, channel !== '' && this.feed?.holds(docId) ? '1' : '0', known, String(buffers.length), ...buffers])
     const replies = await this.client.tandemAppend(keys.length, ...keys, this.feed?.origin ?? '', this.feed?.sharded ? '1' : '0', ...args)
     return replies.map(reply => {
       if (reply === 'DELETED') return new AppError('NOT_FOUND', 'the document was deleted')
