@@ -1,11 +1,13 @@
 // `npm run bench`: the single-process micro-benchmarks quoted in docs/PERFORMANCE.md (ACK latency,
 // document load, memory, live heap, the update path's CPU, a Yjs transaction's cost by clients).
 // `npm run bench -- scale` runs the scale-out bench (bench/scale.js) instead, with the arguments
-// after `scale`; `npm run bench -- hostile` what small hostile inputs cost a server (bench/hostile.js).
+// after `scale`; `npm run bench -- hostile` what small hostile inputs cost a server (bench/hostile.js);
+// `npm run bench -- footprint` what an idle and a deleted document leave in Redis (bench/redis-footprint.js).
 // Each bench is loaded only when it runs, so a run loads only what it measures.
 
 const SCALE = 'scale'
 const HOSTILE = 'hostile'
+const FOOTPRINT = 'footprint'
 const argv = process.argv.slice(2)
 
 if (argv[0] === SCALE) {
@@ -15,8 +17,11 @@ if (argv[0] === SCALE) {
   const { main: hostile } = await import('./hostile.js')
   await hostile(argv.slice(1))
   process.exit(0)
+} else if (argv[0] === FOOTPRINT) {
+  const { main: footprint } = await import('./redis-footprint.js')
+  await footprint(argv.slice(1))
 } else if (argv.length > 0) {
-  process.stderr.write(`bench: unexpected ${JSON.stringify(argv[0])}. Usage: npm run bench [-- scale [options] | -- hostile [--root DIR]]\n`)
+  process.stderr.write(`bench: unexpected ${JSON.stringify(argv[0])}. Usage: npm run bench [-- scale [options] | -- hostile [--root DIR] | -- footprint [options]]\n`)
   process.exitCode = 2
 } else {
   console.log(`node ${process.version}, ${(await import('node:os')).cpus().length} CPUs`)

@@ -15,13 +15,14 @@ const REMOTE = 'remote'
  * Connects to `url` and joins `doc`; throws if either is refused.
  * @param {string} url
  * @param {string} doc
+ * @param {string | null} [token] a join token, for a server with auth on
  */
-export async function joinEditor (url, doc) {
+export async function joinEditor (url, doc, token = null) {
   const ydoc = new Y.Doc()
   const connection = protocol.connect({
     url,
     room: doc,
-    token: null,
+    token,
     timeoutMs: ACK_TIMEOUT_MS,
     on: {
       update: update => Y.applyUpdate(ydoc, update, REMOTE),
