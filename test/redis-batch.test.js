@@ -59,11 +59,24 @@ describe('appends sent to Redis together', { skip: missing('redis-server') }, ()
     assert.equal(third.span?.prev, second.span?.last)
     // A compaction that covers the whole log trims it empty.
     assert.equal(await store.compact(doc, async () => ({ snapshot: update(5), position: third.span?.last ?? null })), true)
-    assert.equal(await store.client.xlen(`tandem:{doc:${doc}}:log`), 0)
+    assert.equal(await store.client.exists(`tandem:{doc:${doc}}:log`), 0, 'an emptied log is removed')
     const fourth = await store.append(doc, [update(6)])
     assert.equal(fourth.span?.prev, third.span?.last)
     assert.equal(fourth.logLength, 1, 'the log\'s length counts from the compaction')
     assert.deepEqual((await store.readSince(doc, third.span?.last ?? null)).updates, [update(6)])
+  })
+
+  it('starts a removed log after its newest entry even when Redis\'s clock is behind it', async (t) => {
+    const { store } = await storeOnRedis(t)
+    const doc = 'clock-doc'
+    const first = await store.append(doc, [update(1)])
+    assert.equal(await store.compact(doc, async () => ({ snapshot: update(2), position: first.span?.last ?? null })), true)
+    // As if the entries had been made on a host whose clock ran ahead of this Redis's.
+    await store.client.hset(`tandem:{doc:${doc}}:snap`, 'last', '9999999999999-5', 'position', '9999999999999-5')
+    const next = await store.append(doc, [update(3), update(4)])
+    assert.equal(next.span?.prev, '9999999999999-5')
+    assert.ok(compareIds(/** @type {string} */ (next.span?.last), '9999999999999-6') >= 0, `${next.span?.last} comes after the newest entry`)
+    assert.deepEqual((await store.readSince(doc, '9999999999999-5')).updates, [update(3), update(4)])
   })
 
   it('refuses the append of a deleted document and stores the others sent with it', async (t) => {

@@ -22,7 +22,7 @@ const OLDER_LUA = `local function older (a, b)
 end`
 
 // Stores a snapshot only if it covers more than the stored one, and trims what it covers (the log
-// length kept beside it with it), in one step, so a stale copy never replaces a newer snapshot; a deleted document stays deleted.
+// length kept beside it with it; a log left empty goes, so an idle document is its hash), in one step, so a stale copy never replaces a newer snapshot; a deleted document stays deleted.
 const COMPACT_SCRIPT = `
 if redis.call('EXISTS', KEYS[3]) == 1 or redis.call('EXISTS', KEYS[2]) == 0 then return 0 end
 ${OLDER_LUA}
@@ -30,7 +30,9 @@ local current = redis.call('HGET', KEYS[1], 'position')
 if current and not older(current, ARGV[2]) then return 0 end
 local ms, seq = string.match(ARGV[2], '(%d+)-(%d+)')
 redis.call('XTRIM', KEYS[2], 'MINID', ms .. '-' .. (tonumber(seq) + 1))
-redis.call('HSET', KEYS[1], 'data', ARGV[1], 'position', ARGV[2], 'length', redis.call('XLEN', KEYS[2]))
+local length = redis.call('XLEN', KEYS[2])
+if length == 0 then redis.call('DEL', KEYS[2]) end
+redis.call('HSET', KEYS[1], 'data', ARGV[1], 'position', ARGV[2], 'length', length)
 return 1
 `
 
@@ -46,6 +48,13 @@ return 1
 // message; publishing here keeps stream order.
 const APPEND_SCRIPT = `
 ${OLDER_LUA}
+local function after (id)
+  local ms, seq = string.match(id, '(%d+)-(%d+)')
+  local time = redis.call('TIME')
+  local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+  if now > tonumber(ms) then return string.format('%d-0', now) end
+  return ms .. '-' .. (tonumber(seq) + 1)
+end
 local replies = {}
 local channels, listening = {}, {}
 local a = 3
@@ -72,8 +81,9 @@ for k = 1, #KEYS, 3 do
   elseif known ~= '' and older(prev, known) then
     replies[#replies + 1] = 'BEHIND'
   else
-    local last
-    for i = first, a - 1 do last = redis.call('XADD', KEYS[k], '*', 'u', ARGV[i]) end
+    -- An empty log may be gone: its first new entry must still come after the newest it had.
+    local last = length == 0 and redis.call('XADD', KEYS[k], after(prev), 'u', ARGV[first]) or nil
+    for i = last and first + 1 or first, a - 1 do last = redis.call('XADD', KEYS[k], '*', 'u', ARGV[i]) end
     length = length and length + a - first or redis.call('XLEN', KEYS[k])
     redis.call('HSET', KEYS[k + 1], 'last', last, 'length', length)
     if channel ~= '' and (listening[channel] or 0) > (own == '1' and 1 or 0) then
