@@ -4,8 +4,9 @@ import { COMMAND_TIMEOUT_MS, isReady } from './redis.js'
 
 // The feed: each stored write is published on its document's channel with the span it covers
 // (`prev`, `last`); a copy that misses one (pub/sub drops them while disconnected) reads the
-// stream, which holds everything. The append script publishes, so messages leave in stream order;
-// with REDIS_WAITAOF this process does, once the write is on disk. A message: origin, `prev`,
+// stream, which holds everything. The append script publishes, so messages leave in stream order,
+// and only when another process subscribes; with REDIS_WAITAOF this process does, once the write
+// is on disk. A message: origin, `prev`,
 // `last` after a one-byte length each, then each update after a four-byte big-endian length.
 
 /**

@@ -21,8 +21,9 @@ const OLDER_LUA = `local function older (a, b)
   return am < bm or (am == bm and as < bs)
 end`
 
-// Stores a snapshot only if it covers more than the stored one, and trims what it covers (the log
-// length kept beside it with it; a log left empty goes, so an idle document is its hash), in one step, so a stale copy never replaces a newer snapshot; a deleted document stays deleted.
+// Stores a snapshot only if it covers more than the stored one, and trims what it covers, in one
+// step, so a stale copy never replaces a newer snapshot; a deleted document stays deleted. The log's
+// length is kept beside the snapshot; a log left empty goes, so an idle document is its hash.
 const COMPACT_SCRIPT = `
 if redis.call('EXISTS', KEYS[3]) == 1 or redis.call('EXISTS', KEYS[2]) == 0 then return 0 end
 ${OLDER_LUA}
