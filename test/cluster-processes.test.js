@@ -6,6 +6,7 @@ import { eventually } from './helpers/eventually.js'
 import { deferrals, missing } from './helpers/processes.js'
 import { startRedis } from './helpers/redis.js'
 import { api, contentOf, createSession } from './helpers/server.js'
+import { SWEEP_INTERVAL_MS } from '../server/realtime/cluster.js'
 
 // Real `node server/index.js` processes on one real Redis, as a cluster runs them, seen only from
 // outside: editors, REST, /metrics and Redis's own PUBSUB counts. Whatever a process publishes on a
@@ -13,11 +14,11 @@ import { api, contentOf, createSession } from './helpers/server.js'
 // editor must end up with every acknowledged edit, and an editor on another process must get each
 // new one from the feed, not only from the sweep (docs/CLUSTER.md, "The path of an update").
 
-// The sweep's period (SWEEP_INTERVAL_MS in server/realtime/cluster.js, not exported). An edit that
-// reaches another process's editor within PROMPT_MS of its ACK came by the feed: typed over a span
-// longer than PROMPT_MS, a run of edits cannot all be brought by one sweep within it.
-const SWEEP_INTERVAL_MS = 5000
+// An edit that reaches another process's editor within PROMPT_MS of its ACK came by the feed, not
+// the sweep: typed over a span longer than PROMPT_MS, a run of edits cannot all be brought by one
+// sweep within it.
 const PROMPT_MS = 1500
+assert.ok(PROMPT_MS < SWEEP_INTERVAL_MS, 'the bound tells the feed from the sweep only while it is shorter')
 
 const sleep = (/** @type {number} */ ms) => new Promise(resolve => setTimeout(resolve, ms))
 

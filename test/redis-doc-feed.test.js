@@ -93,4 +93,21 @@ describe('document feeds of two processes sharing one Redis', { skip: missing('r
       assert.deepEqual(b.heard.filter(({ docId }) => docId === doc).map(({ updates }) => updates[0][0]), [2, 4])
     })
   }
+
+  it('counts itself among a document\'s listeners again once its subscriber is back from a dropped connection', async () => {
+    const a = await processOnRedis(true)
+    const doc = 'reconnected'
+    await a.feed.subscribe(doc)
+    assert.equal(a.feed.holds(doc), true)
+    const id = await a.feed.subscriber.client('ID')
+    const closed = once(a.feed.subscriber, 'close')
+    await a.store.client.client('KILL', 'ID', String(id))
+    await closed
+    assert.equal(a.feed.holds(doc), false, 'still counted itself with its connection gone')
+    await eventually(() => a.feed.holds(doc), { what: 'the subscription confirmed again' })
+    const published = async () => Number(/cmdstat_spublish:calls=(\d+)/.exec(String(await a.store.client.info('commandstats')))?.[1] ?? 0)
+    const before = await published()
+    await a.store.append(doc, [new Uint8Array([1])])
+    assert.equal(await published(), before, 'published while it alone listens')
+  })
 })

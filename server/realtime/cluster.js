@@ -8,7 +8,7 @@ import { closeForEditors, closeForHolders } from './editors.js'
 
 // How often the logs of documents with editors here are checked for writes the feed never announced
 // (a lost message and no later one, a process killed between storing and publishing).
-const SWEEP_INTERVAL_MS = 5000
+export const SWEEP_INTERVAL_MS = 5000
 
 // Past the adapters' own deadlines, for a question that fails before it is sent, which the classic
 // adapter never answers.
