@@ -26,7 +26,7 @@ describe('document feeds of two processes sharing one Redis', { skip: missing('r
   })
 
   /** A process's feed and store, each message it hears kept in `heard`. */
-  async function processOnRedis (sharded = false) {
+  async function processOnRedis (sharded = false, appendSpacingMs = 5) {
     const connect = async () => {
       const client = new Redis(redis.port, '127.0.0.1')
       clients.push(client)
@@ -38,7 +38,7 @@ describe('document feeds of two processes sharing one Redis', { skip: missing('r
     const heard = []
     feed.onMessage = (docId, { updates }) => heard.push({ docId, updates: updates.map(update => [...update]) })
     const data = await connect()
-    return { feed, heard, store: new RedisDocStore(data, { guard: guardOf(data), waitAof: false, feed }) }
+    return { feed, heard, store: new RedisDocStore(data, { guard: guardOf(data), waitAof: false, feed, appendSpacingMs }) }
   }
 
   it('delivers each stored write to the other process only', async () => {
@@ -109,5 +109,36 @@ describe('document feeds of two processes sharing one Redis', { skip: missing('r
     const before = await published()
     await a.store.append(doc, [new Uint8Array([1])])
     assert.equal(await published(), before, 'published while it alone listens')
+  })
+
+  it('sends a write no other process listens to at twice the spacing, and one that others hear at the spacing', async () => {
+    const spacingMs = 300
+    const a = await processOnRedis(true, spacingMs)
+    const b = await processOnRedis(true, spacingMs)
+    const doc = 'cadence'
+    const wallClock = () => performance.timeOrigin + performance.now()
+    const next = (/** @type {number} */ every) => Math.ceil(wallClock() / every) * every
+    await a.feed.subscribe(doc)
+    // A sixth into a slot of twice the spacing: the spacing's next multiple is not one of it.
+    await new Promise(resolve => setTimeout(resolve, (2 * spacingMs - wallClock() % (2 * spacingMs)) + spacingMs / 3))
+    await a.store.append(doc, [new Uint8Array([1])])
+    // Alone: held to the next multiple of twice the spacing.
+    let due = next(2 * spacingMs)
+    await a.store.append(doc, [new Uint8Array([2])])
+    assert.ok(wallClock() >= due - 1, `answered ${(due - wallClock()).toFixed(1)} ms before the multiple of ${2 * spacingMs} ms`)
+
+    await b.feed.subscribe(doc)
+    // Still believed alone until a write finds B listening: held to a multiple of twice the spacing,
+    // after which the spacing's next multiple comes first.
+    await a.store.append(doc, [new Uint8Array([3])])
+    assert.equal(a.feed.unheard(doc), false)
+    due = next(spacingMs)
+    const later = next(2 * spacingMs)
+    assert.ok(later > due, 'the write B listened to went on a multiple of twice the spacing')
+    await a.store.append(doc, [new Uint8Array([4])])
+    const answeredAt = wallClock()
+    assert.ok(answeredAt >= due - 1, `answered ${(due - answeredAt).toFixed(1)} ms before the multiple of ${spacingMs} ms`)
+    assert.ok(answeredAt < later, 'a write another process listens to was held to twice the spacing')
+    await eventually(() => b.heard.filter(({ docId }) => docId === doc).length === 2, { what: 'the two writes B listened to' })
   })
 })

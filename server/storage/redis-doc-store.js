@@ -46,7 +46,8 @@ return 1
 // costs one read and one write besides its XADDs (docs/CLUSTER.md, "The path of an update"); a
 // hash without them (a new or deleted document) is the rare path. A write is published only when a
 // process other than the writer subscribes to the document, so a document on one process costs no
-// message; publishing here keeps stream order.
+// message (the reply's fourth element says whether it was published); publishing here keeps stream
+// order.
 const APPEND_SCRIPT = `
 ${OLDER_LUA}
 local function after (id)
@@ -87,7 +88,8 @@ for k = 1, #KEYS, 3 do
     for i = last and first + 1 or first, a - 1 do last = redis.call('XADD', KEYS[k], '*', 'u', ARGV[i]) end
     length = length and length + a - first or redis.call('XLEN', KEYS[k])
     redis.call('HSET', KEYS[k + 1], 'last', last, 'length', length)
-    if channel ~= '' and (listening[channel] or 0) > (own == '1' and 1 or 0) then
+    local heard = channel ~= '' and (listening[channel] or 0) > (own == '1' and 1 or 0)
+    if heard then
       local parts = { string.char(#ARGV[1]), ARGV[1], string.char(#prev), prev, string.char(#last), last }
       for i = first, a - 1 do
         local n = #ARGV[i]
@@ -96,7 +98,7 @@ for k = 1, #KEYS, 3 do
       end
       redis.call(ARGV[2] == '1' and 'SPUBLISH' or 'PUBLISH', channel, table.concat(parts))
     end
-    replies[#replies + 1] = { prev, last, length }
+    replies[#replies + 1] = { prev, last, length, heard and 1 or 0 }
   end
 end
 return replies
@@ -113,7 +115,7 @@ return 0
 /**
  * The scripts as `defineCommand` adds them, which ioredis's types cannot see.
  * @typedef {object} DocScripts
- * @property {(numberOfKeys: number, ...keysThenArgs: (string | Buffer)[]) => Promise<([string, string, number] | 'DELETED' | 'BEHIND')[]>} tandemAppend
+ * @property {(numberOfKeys: number, ...keysThenArgs: (string | Buffer)[]) => Promise<([string, string, number, 0 | 1] | 'DELETED' | 'BEHIND')[]>} tandemAppend
  * @property {(snap: string, log: string, deleted: string, data: Buffer, position: string) => Promise<0 | 1>} tandemCompact
  * @property {(lock: string, token: string) => Promise<0 | 1>} tandemUnlock
  */
@@ -137,7 +139,7 @@ export class RedisDocStore {
     // The number of keys comes with each call: 3 per document.
     client.defineCommand('tandemAppend', { lua: APPEND_SCRIPT })
     client.defineCommand('tandemUnlock', { numberOfKeys: 1, lua: UNLOCK_SCRIPT })
-    /** @type {RedisBatch<Append, [string, string, number]>} */
+    /** @type {RedisBatch<Append, [string, string, number, 0 | 1]>} */
     this.appends = new RedisBatch({ spacingMs: appendSpacingMs, together: !client.isCluster, sendTogether: this.#appendTogether })
   }
 
@@ -193,17 +195,20 @@ export class RedisDocStore {
     const buffers = updates.map(update => Buffer.from(update.buffer, update.byteOffset, update.byteLength))
     // With REDIS_WAITAOF the write is published only once it is on disk, so not by the script.
     const channel = this.feed && !this.waitAof ? this.feed.channelOf(docId) : ''
-    const [prev, last, logLength] = await this.guard.write(async () => {
-      const reply = await this.appends.send({ docId, keys: keysOf(docId), channel, known: known ?? '', buffers })
+    // A write no other process waits for can wait for a later send (redis-batch.js).
+    const soon = channel === '' || !this.feed?.unheard(docId)
+    const [prev, last, logLength, heard] = await this.guard.write(async () => {
+      const reply = await this.appends.send({ docId, keys: keysOf(docId), channel, known: known ?? '', buffers }, soon)
       if (this.waitAof) await this.#waitAof()
       return reply
     })
+    if (channel !== '') this.feed?.heard(docId, heard === 1)
     const span = { prev: String(prev), last: String(last) }
     if (this.waitAof) this.feed?.publish(docId, { ...span, updates })
     return { logLength, span }
   }
 
-  /** @param {Append[]} appends @returns {Promise<([string, string, number] | Error)[]>} */
+  /** @param {Append[]} appends @returns {Promise<([string, string, number, 0 | 1] | Error)[]>} */
   #appendTogether = async (appends) => {
     const keys = appends.flatMap(({ keys }) => [keys.log, keys.snap, keys.deleted])
     // Whether this process listens is read as the script leaves: a subscription may have ended meanwhile.
