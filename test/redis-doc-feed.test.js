@@ -81,13 +81,13 @@ describe('document feeds of two processes sharing one Redis', { skip: missing('r
       assert.equal(await published(), before + 1)
 
       // A process that does not listen itself publishes whenever another does.
-      a.feed.unsubscribe(doc)
+      await a.feed.unsubscribe(doc)
       await b.store.append(doc, [new Uint8Array([3])])
       await a.store.append(doc, [new Uint8Array([4])])
       await eventually(() => b.heard.some(({ updates }) => updates[0][0] === 4), { what: "A's write at B while A does not listen" })
       assert.equal(await published(), before + 2, "B's own write, with only B listening, is not published")
 
-      b.feed.unsubscribe(doc)
+      await b.feed.unsubscribe(doc)
       await a.store.append(doc, [new Uint8Array([5])])
       assert.equal(await published(), before + 2, 'published after every other process left')
       assert.deepEqual(b.heard.filter(({ docId }) => docId === doc).map(({ updates }) => updates[0][0]), [2, 4])

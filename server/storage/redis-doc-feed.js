@@ -88,14 +88,17 @@ export class RedisDocFeed {
     }
   }
 
-  /** @param {string} docId */
-  unsubscribe (docId) {
+  /**
+   * Never rejects; resolves once Redis has taken the unsubscribe or refused it.
+   * @param {string} docId
+   */
+  async unsubscribe (docId) {
     this.#confirmed.delete(docId)
     this.#unheard.delete(docId)
     if (!this.#channels.delete(docId)) return
     const channel = channelOf(docId)
     const unsubscribed = this.sharded ? this.subscriber.sunsubscribe(channel) : this.subscriber.unsubscribe(channel)
-    unsubscribed.catch(() => {})
+    await unsubscribed.catch(() => {})
   }
 
   /**
