@@ -23,10 +23,19 @@ export function keyMatches (expected, presented) {
  */
 
 /**
+ * Who made a request that passed a guard, in `res.locals.caller`: the API key (or no key set, in
+ * development), or a join token's user and role.
+ * @typedef {{ kind: 'api-key' } | { kind: 'token', user: string, role: 'editor' | 'viewer' }} Caller
+ */
+
+/** @type {Caller} */
+const API_KEY_CALLER = Object.freeze({ kind: 'api-key' })
+
+/**
  * With no API_KEY (development) every guard lets the request through.
  * @param {object} deps @param {string} deps.apiKey
  * @param {import('./access.js').Access} deps.access @param {import('../audit.js').Audit} deps.audit
- * @returns {{ requireApiKey: Guard, requireApiKeyOrToken: Guard }}
+ * @returns {{ requireApiKey: Guard, requireApiKeyOrToken: Guard, requireApiKeyOrEditor: Guard }}
  */
 export function apiGuards ({ apiKey, access, audit }) {
   /** @param {import('express').Request} req @param {string} reason */
@@ -37,6 +46,7 @@ export function apiGuards ({ apiKey, access, audit }) {
 
   /** @type {Guard} */
   const requireApiKey = (req, res, next) => {
+    res.locals.caller = API_KEY_CALLER
     if (!apiKey) return next()
     const presented = bearerOf(req)
     if (presented === undefined) return next(refuse(req, 'this call needs the API key (Authorization: Bearer <key>)'))
@@ -48,17 +58,35 @@ export function apiGuards ({ apiKey, access, audit }) {
    * @type {Guard}
    */
   const requireApiKeyOrToken = (req, res, next) => {
+    res.locals.caller = API_KEY_CALLER
     if (!apiKey) return next()
     const presented = bearerOf(req)
     if (presented === undefined) return next(refuse(req, 'this call needs the API key or a token for this session'))
     if (keyMatches(apiKey, presented)) return next()
     // With auth off there are no join tokens to check, and any string would pass as one.
     if (!access.enabled) return next(refuse(req, 'the API key is not valid'))
-    access.authorize(presented, String(req.params.id)).then(() => next(), (/** @type {AppError} */ err) => {
+    access.authorize(presented, String(req.params.id)).then(({ user, role }) => {
+      res.locals.caller = { kind: 'token', user, role }
+      next()
+    }, (/** @type {AppError} */ err) => {
       if (err.code !== 'UNAVAILABLE') audit.refusedFrom('http.auth', { ip: req.ip, method: req.method, path: req.path, reason: err.message })
       next(err)
     })
   }
 
-  return { requireApiKey, requireApiKeyOrToken }
+  /**
+   * As `requireApiKeyOrToken`, for calls that change the document: a viewer's token is FORBIDDEN.
+   * @type {Guard}
+   */
+  const requireApiKeyOrEditor = (req, res, next) => {
+    /** @param {unknown} [err] */
+    const afterToken = (err) => {
+      const caller = /** @type {Caller} */ (res.locals.caller)
+      if (!err && caller.kind === 'token' && caller.role !== 'editor') err = new AppError('FORBIDDEN', 'a viewer may not change the document')
+      next(err)
+    }
+    return requireApiKeyOrToken(req, res, afterToken)
+  }
+
+  return { requireApiKey, requireApiKeyOrToken, requireApiKeyOrEditor }
 }
