@@ -11,7 +11,7 @@ import { loadConfig } from '../server/config.js'
 import { TandemApi, mapLimit } from '../loadtest/api.js'
 import { now, sleepUntil } from '../loadtest/clock.js'
 import { codeAt } from '../loadtest/edits/code-sample.js'
-import { OptionError } from '../loadtest/options.js'
+import { optionsOrHelp } from '../loadtest/options.js'
 import { footprintHelpText, parseFootprintOptions } from './footprint-options.js'
 import { contentsOf, renderFootprint, stageOf } from './footprint-report.js'
 import { typeInWorker } from './footprint-typists.js'
@@ -133,19 +133,8 @@ async function unloaded (server, timeoutMs) {
 
 /** The command line: parse, run with notes on stderr, print the tables (or JSON) on stdout. @param {string[]} argv */
 export async function main (argv) {
-  let options
-  try {
-    options = parseFootprintOptions(argv)
-  } catch (err) {
-    if (!(err instanceof OptionError)) throw err
-    process.stderr.write(`bench footprint: ${err.message}\nRun with --help for the options.\n`)
-    process.exitCode = 2
-    return
-  }
-  if (options.help) {
-    process.stdout.write(footprintHelpText())
-    return
-  }
+  const options = optionsOrHelp('bench footprint', argv, { parse: parseFootprintOptions, helpText: footprintHelpText })
+  if (!options) return
   const report = await runFootprint(options, { onNote: text => process.stderr.write(`bench footprint: ${text}\n`) })
   process.stdout.write(options.json ? JSON.stringify(report, null, 2) + '\n' : renderFootprint(report))
 }

@@ -10,7 +10,7 @@
 import { TandemApi } from '../loadtest/api.js'
 import { runLevel } from '../loadtest/level.js'
 import { describeMachine } from '../loadtest/machine.js'
-import { OptionError } from '../loadtest/options.js'
+import { optionsOrHelp } from '../loadtest/options.js'
 import { createProgress } from '../loadtest/progress.js'
 import { formatNumber } from '../loadtest/report/format.js'
 import { spawnServer } from '../loadtest/spawn.js'
@@ -138,19 +138,8 @@ async function spawnSeparate (count) {
 
 /** The command line: parse, run with progress on stderr, print the table (or JSON) on stdout. @param {string[]} argv */
 export async function main (argv) {
-  let options
-  try {
-    options = parseScaleOptions(argv)
-  } catch (err) {
-    if (!(err instanceof OptionError)) throw err
-    process.stderr.write(`bench scale: ${err.message}\nRun with --help for the options.\n`)
-    process.exitCode = 2
-    return
-  }
-  if (options.help) {
-    process.stdout.write(scaleHelpText())
-    return
-  }
+  const options = optionsOrHelp('bench scale', argv, { parse: parseScaleOptions, helpText: scaleHelpText })
+  if (!options) return
   const progress = createProgress(process.stderr, { levels: configurationsOf(options).length * options.runs })
   const bench = await runScaleBench(options, { onProgress: progress.update, onNote: progress.note })
   progress.done()

@@ -105,6 +105,29 @@ export const OPTION_SPECS = [
 
 export class OptionError extends Error {}
 
+/**
+ * A command's options from its arguments, or null once it has printed its help, or said on stderr
+ * which flag is wrong (exit code 2).
+ * @template {{ help: boolean }} T
+ * @param {string} command its name in messages @param {string[]} argv
+ * @param {{ parse: (argv: string[]) => T, helpText: () => string }} spec
+ * @returns {T | null}
+ */
+export function optionsOrHelp (command, argv, { parse, helpText }) {
+  let options
+  try {
+    options = parse(argv)
+  } catch (err) {
+    if (!(err instanceof OptionError)) throw err
+    process.stderr.write(`${command}: ${err.message}\nRun with --help for the options.\n`)
+    process.exitCode = 2
+    return null
+  }
+  if (!options.help) return options
+  process.stdout.write(helpText())
+  return null
+}
+
 /** @param {string} key */
 const flagOf = key => '--' + key.replace(/Ms$/, '').replace(/[A-Z]/g, c => '-' + c.toLowerCase())
 

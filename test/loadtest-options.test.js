@@ -88,4 +88,14 @@ describe('load test options', () => {
   it('exits 2 with the flag named when an option is wrong', async () => {
     await assert.rejects(run(process.execPath, [CLI, '--rate', 'fast']), (/** @type {any} */ err) => err.code === 2 && /--rate "fast"/.test(err.stderr))
   })
+
+  it('has every bench say which flag is wrong with exit code 2, and print its help with --help', async () => {
+    for (const [bench, name] of [['bench/scale.js', 'bench scale'], ['bench/redis-footprint.js', 'bench footprint'], ['bench/peers/cli.js', 'peers']]) {
+      const path = new URL(`../${bench}`, import.meta.url).pathname
+      await assert.rejects(run(process.execPath, [path, '--no-such-flag']), (/** @type {any} */ err) =>
+        err.code === 2 && err.stderr.startsWith(`${name}: `) && err.stderr.includes('--no-such-flag') && err.stdout === '', bench)
+      const { stdout } = await run(process.execPath, [path, '--help'])
+      assert.match(stdout, /^Usage: /, bench)
+    }
+  })
 })

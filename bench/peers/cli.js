@@ -4,24 +4,14 @@
 // print the tables (or the JSON with --json) on stdout.
 import { mkdir, writeFile } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
-import { OptionError } from '../../loadtest/options.js'
+import { optionsOrHelp } from '../../loadtest/options.js'
 import { createProgress } from '../../loadtest/progress.js'
 import { parsePeerOptions, peerHelpText } from './options.js'
 import { loadsOf, runPeerBench } from './run.js'
 import { renderPeerTables } from './table.js'
 
-let options
-try {
-  options = parsePeerOptions(process.argv.slice(2))
-} catch (err) {
-  if (!(err instanceof OptionError)) throw err
-  process.stderr.write(`peers: ${err.message}\nRun with --help for the options.\n`)
-  process.exit(2)
-}
-if (options.help) {
-  process.stdout.write(peerHelpText())
-  process.exit(0)
-}
+const options = optionsOrHelp('peers', process.argv.slice(2), { parse: parsePeerOptions, helpText: peerHelpText })
+if (!options) process.exit()
 
 const progress = createProgress(process.stderr, { levels: loadsOf(options).length * options.systems.length * options.runs })
 const bench = await runPeerBench(options, { onProgress: progress.update, onNote: progress.note })
