@@ -38,8 +38,8 @@ describe('the editor page routes', () => {
     await data.remove()
   })
 
-  it('serves the same page at / and /s/:id, confined to its own origin', async () => {
-    for (const path of ['/', '/s/abc123']) {
+  it('serves the same page at /, /s/:id and /s/:id/history, confined to its own origin', async () => {
+    for (const path of ['/', '/s/abc123', '/s/abc123/history']) {
       const res = await api(tandem.url, path)
       assert.equal(res.status, 200)
       assert.match(res.headers.get('content-type') ?? '', /text\/html/)
@@ -94,7 +94,7 @@ describe('the editor page routes', () => {
   })
 
   it('answers other paths with the API NOT_FOUND error', async () => {
-    for (const path of ['/s/Not-An-Id', '/assets/missing.js', '/index.html', '/assets/..%2Findex.html', '/assets/style.css']) {
+    for (const path of ['/s/Not-An-Id', '/s/Not-An-Id/history', '/assets/missing.js', '/index.html', '/assets/..%2Findex.html', '/assets/style.css']) {
       const res = await api(tandem.url, path)
       assert.equal(res.status, 404, path)
       assert.equal(res.body.error.code, 'NOT_FOUND')

@@ -30,8 +30,8 @@ const ASSET_CACHE = 'public, max-age=31536000, immutable'
 const PAGES = Object.freeze({ codemirror: 'index.html', monaco: 'monaco.html' })
 
 /**
- * The editor pages built by `npm run build` (client/): `/` and `/s/:id` serve one page whose script
- * picks the view, `?editor=monaco` the Monaco one; `/assets` sends the best brotli or gzip copy the
+ * The editor pages built by `npm run build` (client/): `/`, `/s/:id` and `/s/:id/history` serve one
+ * page whose script picks the view, `?editor=monaco` the Monaco one; `/assets` sends the best brotli or gzip copy the
  * browser accepts, cached for a year (the names carry content hashes).
  * @param {{ root?: string }} [options] the build directory. Default client/dist.
  */
@@ -55,6 +55,10 @@ export function staticRoutes ({ root = CLIENT_DIST } = {}) {
     const editor = req.query.editor ?? 'codemirror'
     if (!isDocId(req.params.id) || typeof editor !== 'string' || !Object.hasOwn(PAGES, editor)) return next()
     page(PAGES[/** @type {keyof typeof PAGES} */ (editor)], res, next)
+  })
+  router.get('/s/:id/history', (req, res, next) => {
+    if (!isDocId(req.params.id)) return next()
+    page(PAGES.codemirror, res, next)
   })
   router.get('/assets/:name', async (req, res, next) => {
     const { name } = req.params

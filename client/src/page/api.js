@@ -60,6 +60,30 @@ export function updateSession (id, fields) {
   return call(`/api/sessions/${encodeURIComponent(id)}`, { method: 'PATCH', body: fields })
 }
 
+/**
+ * Everything history holds of a session, to play back: the document when it starts and each step
+ * since, oldest first.
+ * @param {string} id @param {string} [token]
+ * @returns {Promise<{ state: Uint8Array, steps: import('./playback.js').Step[] }>}
+ */
+export async function historyUpdates (id, token) {
+  const { state, steps } = await call(`/api/sessions/${encodeURIComponent(id)}/history/updates`, { token })
+  return {
+    state: fromBase64(state),
+    steps: steps.map((/** @type {{ at: string, by: string | null, update: string }} */ step) => ({ at: Date.parse(step.at), by: step.by, update: fromBase64(step.update) }))
+  }
+}
+
+/** Brings the text of `at` back as a new edit. @param {string} id @param {string} at ISO time @param {string} [token] */
+export function restoreText (id, at, token) {
+  return call(`/api/sessions/${encodeURIComponent(id)}/restore`, { method: 'POST', body: { at }, token })
+}
+
+/** @param {string} text */
+function fromBase64 (text) {
+  return Uint8Array.from(atob(text), c => c.charCodeAt(0))
+}
+
 /** @returns {Promise<{ auth?: 'on' | 'off', version?: string }>} what `/api/health` says; `{}` if it cannot be read */
 export function health () {
   return call('/api/health').catch(() => ({}))

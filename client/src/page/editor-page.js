@@ -83,6 +83,7 @@ export async function renderEditor (root, id) {
       languagePicker,
       statusBadge(provider),
       h('span', { class: 'spacer' }),
+      h('a', { href: `/s/${encodeURIComponent(id)}/history`, class: 'history-link' }, ['History']),
       // Auth on: each person needs a link with their own token, minted by the backend.
       ...(token ? [] : [shareLink(`${window.location.origin}/s/${id}`)])
     ]),

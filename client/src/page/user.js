@@ -109,13 +109,36 @@ function safeUser (user) {
  * @returns {string | null}
  */
 export function tokenUser (token) {
+  const { sub } = claimsOf(token)
+  return typeof sub === 'string' && sub !== '' ? sub : null
+}
+
+/**
+ * Whether a join token lets its holder change the document: no token (auth off) or an editor's.
+ * For display only, as `tokenUser`; the server refuses a viewer whatever the page shows.
+ * @param {string | undefined} token
+ */
+export function mayEdit (token) {
+  return token === undefined || claimsOf(token).role === 'editor'
+}
+
+/** A colour of its own for each name, the same on every page. @param {string | null} name */
+export function colorOfName (name) {
+  if (name === null) return FALLBACK_COLOR
+  let hash = 0
+  for (let i = 0; i < name.length; i++) hash = (hash * 31 + name.charCodeAt(i)) >>> 0
+  return COLORS[hash % COLORS.length]
+}
+
+/** @param {string | undefined} token @returns {Record<string, unknown>} */
+function claimsOf (token) {
   try {
     const payload = token?.split('.')[1]
-    if (!payload) return null
+    if (!payload) return {}
     const json = atob(payload.replace(/-/g, '+').replace(/_/g, '/'))
-    const { sub } = JSON.parse(new TextDecoder().decode(Uint8Array.from(json, c => c.charCodeAt(0))))
-    return typeof sub === 'string' && sub !== '' ? sub : null
+    const claims = JSON.parse(new TextDecoder().decode(Uint8Array.from(json, c => c.charCodeAt(0))))
+    return typeof claims === 'object' && claims !== null ? claims : {}
   } catch {
-    return null
+    return {}
   }
 }
