@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
+import * as Y from 'yjs'
 import { EVENTS, TEXT_NAME } from '../isomorphic/events.js'
 import { startChildServer } from './helpers/child-server.js'
 import { TestEditor } from './helpers/editor.js'
@@ -20,7 +21,7 @@ const KEY = { authorization: `Bearer ${API_KEY}` }
 /**
  * Where servers keep documents: each server named by `name` (two of one name share storage, a
  * server and its successor).
- * @typedef {{ options: (name: string) => { dataDir?: string, redisUrl?: string }, env: (name: string) => Record<string, string>, remove: () => Promise<void> }} Storage
+ * @typedef {{ options: (name: string) => { dataDir?: string, redisUrl?: string }, env: (name: string) => Record<string, string>, remove: () => Promise<void>, redis?: Awaited<ReturnType<typeof startRedis>> }} Storage
  */
 
 /** @type {{ name: string, skip: string | false, open: () => Promise<Storage> }[]} */
@@ -38,7 +39,7 @@ const STORAGES = [
     skip: missing('redis-server'),
     async open () {
       const redis = await startRedis()
-      return { options: () => ({ redisUrl: redis.url }), env: () => ({ REDIS_URL: redis.url }), remove: redis.remove }
+      return { options: () => ({ redisUrl: redis.url }), env: () => ({ REDIS_URL: redis.url }), remove: redis.remove, redis }
     }
   }
 ]
@@ -284,6 +285,20 @@ for (const storage of STORAGES) {
       assert.equal(clients(), seeded + 1)
     })
 
+    it('takes up its client id again in a later copy of the document that holds everything made under it', async () => {
+      const id = await newSession('v0\n')
+      const clientsStored = async () => {
+        const res = await call(`/api/sessions/${id}/content?format=yjs`)
+        return Y.decodeStateVector(Y.encodeStateVectorFromUpdate(res.body)).size
+      }
+      for (let version = 1; version <= 3; version++) {
+        assert.equal((await put(id, `v${version}\n`)).status, 200)
+        await tandem.server.registry.unload(id)
+      }
+      assert.equal((await read(id)).text, 'v3\n')
+      assert.equal(await clientsStored(), 2, 'the seed\'s and the server edits\'')
+    })
+
     if (storage.name === 'Redis') {
       it('delivers a PUT on one process to an editor on another', async (t) => {
         const defer = deferrals(t)
@@ -300,6 +315,29 @@ for (const storage of STORAGES) {
         const next = await api(other.url, `/api/sessions/${id}/content`, { method: 'PUT', body: { text: '// top\nfn a() {}\nfn b() {}\nfn c() {}\n' } })
         assert.equal(next.status, 200)
         await eventually(() => alice.text(id) === '// top\nfn a() {}\nfn b() {}\nfn c() {}\n')
+      })
+
+      it('takes a new client id after an edit under the last one was applied but never stored', async (t) => {
+        const defer = deferrals(t)
+        const id = await newSession('v0\n')
+        const alice = await editorOf(id, defer)
+        const admin = /** @type {NonNullable<Storage['redis']>} */ (store.redis).client()
+        defer(() => admin.quit())
+        // Redis refuses XADD alone, so the document's log takes no write while everything else
+        // works: the edit is applied and sent to Alice, then its write is refused.
+        await admin.call('ACL', 'SETUSER', 'default', '-xadd')
+        defer(() => admin.call('ACL', 'SETUSER', 'default', '+xadd'))
+        const refused = await put(id, 'v1\n')
+        assert.equal(refused.status, 503)
+        await eventually(() => alice.text(id) === 'v1\n', { what: 'the editor holds the unstored edit' })
+        const [unstored] = alice.received.filter(({ event }) => event === EVENTS.UPDATE).map(({ payload }) => [...Y.parseUpdateMeta(payload.update).to.keys()][0])
+        await admin.call('ACL', 'SETUSER', 'default', '+xadd')
+
+        assert.equal((await put(id, 'v2\n')).status, 200)
+        const stored = await call(`/api/sessions/${id}/content?format=yjs`)
+        const clients = [...Y.decodeStateVector(Y.encodeStateVectorFromUpdate(stored.body)).keys()]
+        assert.equal(clients.length, 2, 'the seed\'s and the new edit\'s')
+        assert.ok(!clients.includes(unstored), 'the id of the unstored edit is not taken up again')
       })
     }
   })

@@ -17,8 +17,24 @@ import { editsBetween, isHighSurrogate, isLowSurrogate } from './text-diff.js'
  * @typedef {{ revision: string, length: number }} EditResult the document's revision and text length once stored
  */
 
-/** @type {WeakMap<LiveDoc, number>} */
-const editClients = new WeakMap()
+/** Documents whose last edit here is remembered; past it the one edited longest ago is forgotten. */
+const MAX_REMEMBERED_DOCS = 10_000
+
+/** @type {WeakMap<LiveDoc, number>} the client id of each copy's edits */
+const copyClients = new WeakMap()
+/**
+ * Per server (its store stands for it: servers built in one process must not share ids), per
+ * document: the id of the last edit made there and its clock after it, least recent first.
+ * @type {WeakMap<import('../storage/doc-store.js').DocStore, Map<string, { clientId: number, clock: number }>>}
+ */
+const lastMadeByServer = new WeakMap()
+
+/** @param {LiveDoc} doc */
+function lastMadeOf (doc) {
+  let lastMade = lastMadeByServer.get(doc.store)
+  if (!lastMade) lastMadeByServer.set(doc.store, lastMade = new Map())
+  return lastMade
+}
 
 /**
  * Replaces the text with `text` by the edits that turn one into the other (text-diff.js), so that
@@ -56,8 +72,14 @@ export async function applyEdits (doc, revision, edits, author, deps) {
  * @returns {Promise<EditResult>}
  */
 async function takeEdits (doc, edits, author, { config, logger }) {
-  const update = edits.length > 0 ? updateOf(doc.ydoc, editClientOf(doc), edits) : null
-  if (update !== null) await acceptUpdate(doc, update, { author }, { config }, logger)
+  if (edits.length > 0) {
+    const clientId = editClientOf(doc)
+    const update = updateOf(doc.ydoc, clientId, edits)
+    if (update !== null) {
+      remember(doc, clientId, update)
+      await acceptUpdate(doc, update, { author }, { config }, logger)
+    }
+  }
   return { revision: revisionOf(doc.ydoc), length: doc.ydoc.getText(TEXT_NAME).length }
 }
 
@@ -94,20 +116,40 @@ export function updateOf (ydoc, clientId, edits) {
 }
 
 /**
- * The Yjs client id of the edits a copy makes: one per copy, chosen when it first edits. One id must
- * never name two diverging histories, so copies (processes, loads) never share one; and every id
- * stays in the document's state vector for good, so it is not one per edit.
+ * The Yjs client id of the edits a copy makes. One id must never name two diverging histories, so
+ * other servers' copies never share one; and every id stays in the document's state vector for
+ * good, so it is not one per edit, nor one per load: a later copy in this server takes up the id
+ * of the last edit made there if it holds everything made under it, else (an edit applied but
+ * never stored, which editors may hold) a new one.
  * @param {LiveDoc} doc
  */
 function editClientOf (doc) {
-  let clientId = editClients.get(doc)
-  if (clientId === undefined) {
+  let clientId = copyClients.get(doc)
+  if (clientId !== undefined) return clientId
+  const { store } = doc.ydoc
+  const last = lastMadeOf(doc).get(doc.id)
+  if (last !== undefined && Y.getState(store, last.clientId) === last.clock) {
+    clientId = last.clientId
+  } else {
     do {
       clientId = randomBytes(4).readUInt32BE()
-    } while (doc.ydoc.store.clients.has(clientId))
-    editClients.set(doc, clientId)
+    } while (store.clients.has(clientId))
   }
+  copyClients.set(doc, clientId)
   return clientId
+}
+
+/**
+ * The clock an edit leaves its id at, remembered before it is taken: one refused later still
+ * counts, so a copy that lacks it will not reuse the id.
+ * @param {LiveDoc} doc @param {number} clientId @param {Uint8Array} update
+ */
+function remember (doc, clientId, update) {
+  const clock = Y.parseUpdateMeta(update).to.get(clientId) ?? Y.getState(doc.ydoc.store, clientId)
+  const lastMade = lastMadeOf(doc)
+  lastMade.delete(doc.id)
+  lastMade.set(doc.id, { clientId, clock })
+  if (lastMade.size > MAX_REMEMBERED_DOCS) lastMade.delete(/** @type {string} */ (lastMade.keys().next().value))
 }
 
 /**
