@@ -63,7 +63,7 @@ async function timeRound (server, config, round) {
     updates.push(typedUpdates(doc.ydoc))
   }
   const acceptDeps = { config }
-  const sender = /** @type {any} */ ({})
+  const from = { sender: /** @type {any} */ ({}) }
   const total = DOCUMENTS * UPDATES
   const started = process.cpuUsage()
   for (let next = 0; next < total; next += UPDATES_PER_TURN) {
@@ -71,7 +71,7 @@ async function timeRound (server, config, round) {
     for (let k = next; k < Math.min(total, next + UPDATES_PER_TURN); k++) {
       const doc = docs[k % DOCUMENTS]
       const update = updates[k % DOCUMENTS][Math.floor(k / DOCUMENTS)]
-      turn.push(acceptUpdate(doc, update, sender, acceptDeps, server.logger))
+      turn.push(acceptUpdate(doc, update, from, acceptDeps, server.logger))
     }
     await Promise.all(turn)
   }

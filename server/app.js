@@ -8,6 +8,7 @@ import { apiGuards } from './auth/api-key.js'
 import { DocRegistry } from './documents/doc-registry.js'
 import { errorHandler, notFound } from './http/error-handler.js'
 import { clientIpOf } from './http/client-ip.js'
+import { contentRoutes } from './http/content-routes.js'
 import { healthRoutes } from './http/health-routes.js'
 import { metricsRoutes } from './http/metrics-routes.js'
 import { allowedOrigins, corsOptionsOf, isLoopback, localHostOnly, sameOriginOnly } from './http/origins.js'
@@ -108,9 +109,11 @@ export async function createServer (config, deps = {}) {
   app.use(sameOriginOnly(corsOrigin))
   app.use(cors(corsOptionsOf(corsOrigin)))
   app.use('/api', healthRoutes({ storage: backend.storage, broadcast: backend.broadcast, auth: access.enabled, isReady, storageError: () => storageHealth.error }))
-  app.use('/api/sessions', rateLimited(limits.rest, audit), sessionsRoutes({
-    sessions, registry, access, cluster, guards: apiGuards({ apiKey: config.apiKey, access, audit }), audit, config
-  }))
+  const guards = apiGuards({ apiKey: config.apiKey, access, audit })
+  // One limit per request, whichever of the session routers answers it.
+  app.use('/api/sessions', rateLimited(limits.rest, audit))
+  app.use('/api/sessions', sessionsRoutes({ sessions, access, cluster, guards, audit, config }))
+  app.use('/api/sessions', contentRoutes({ sessions, registry, guards, audit, config }))
   app.use(metricsRoutes({ token: config.metricsToken, gather: () => cluster.metricsRegistry(), audit }))
   app.use(staticRoutes())
   app.use(notFound)

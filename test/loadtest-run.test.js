@@ -62,7 +62,7 @@ describe('npm run loadtest, a small run against a server it spawns', () => {
       assert.ok(level.generator.cpuPercent > 0)
       assert.equal(typeof level.slo.pass, 'boolean')
     }
-    assert.deepEqual(report.rest.map((/** @type {any} */ r) => r.endpoint), ['POST /api/sessions', 'GET /api/sessions/:id', 'GET /api/sessions', 'GET /api/health'])
+    assert.deepEqual(report.rest.map((/** @type {any} */ r) => r.endpoint), ['POST /api/sessions', 'GET /api/sessions/:id', 'GET /api/sessions', 'GET /api/health', 'PUT /api/sessions/:id/content'])
     for (const rest of report.rest) assert.ok(rest.requests > 0 && rest.non2xx === 0, rest.endpoint)
     assert.equal(typeof report.verdict.summary, 'string')
     assert.equal(report.target.mode, 'single')

@@ -28,9 +28,9 @@ describe('updates taken in one turn', () => {
     await tandem.close()
   })
 
-  const sender = /** @type {import('socket.io').Socket} */ (/** @type {unknown} */ ({}))
+  const from = { sender: /** @type {import('socket.io').Socket} */ (/** @type {unknown} */ ({})) }
   /** @param {import('../server/documents/live-doc.js').LiveDoc} doc @param {Uint8Array} update */
-  const accept = (doc, update) => acceptUpdate(doc, update, sender, { config: tandem.config }, tandem.server.logger)
+  const accept = (doc, update) => acceptUpdate(doc, update, from, { config: tandem.config }, tandem.server.logger)
 
   /**
    * A session with `text` in it, loaded, and a client that starts from what it holds. Unless `few`,
@@ -124,7 +124,7 @@ describe('updates taken in one turn', () => {
     // that passes the checks and still fails, which the checks exist to prevent.
     const whole = updateOf(client(), text => text.insert(0, '-'))
     const valid = accept(doc, update)
-    const broken = doc.take(whole.subarray(0, whole.byteLength - 1), sender, { structs: 1, clients: 0 })
+    const broken = doc.take(whole.subarray(0, whole.byteLength - 1), from, { structs: 1, clients: 0 })
     const [validReply, brokenReply] = await Promise.allSettled([valid, broken])
     assert.equal(brokenReply.status === 'rejected' && brokenReply.reason.code, 'INVALID_UPDATE')
     assert.equal(validReply.status === 'rejected' && validReply.reason.code, 'UNAVAILABLE', 'the other is to be sent again')

@@ -2,8 +2,9 @@ import { AppError } from '../errors.js'
 import { checkUpdate } from './update-check.js'
 /** @import { LiveDoc } from './live-doc.js' */
 
-// An update's rules in one place: checked, applied, relayed, stored, in that order. The transport
-// (realtime/doc-handlers.js) checks membership and rates, then awaits this and replies.
+// An update's rules in one place: checked, applied, relayed, stored, in that order. An editor's
+// (realtime/doc-handlers.js checks membership and rates, then awaits this and replies) and an edit
+// made on the server for the REST API (text-edit.js) go through the same rules.
 
 /**
  * @typedef {object} AcceptDeps
@@ -14,10 +15,10 @@ import { checkUpdate } from './update-check.js'
  * Resolves once the update is stored, which is what the ACK means. One that builds on what the copy
  * lacks is checked again after a catch-up in a shared store: another process may have stored it a
  * moment ago (docs/ARCHITECTURE.md, "The hand-offs of one update from socket to ACK").
- * @param {LiveDoc} doc @param {Uint8Array} update @param {import('socket.io').Socket} sender its editor
- * @param {AcceptDeps} deps @param {import('pino').Logger} logger the sender's connection's
+ * @param {LiveDoc} doc @param {Uint8Array} update @param {import('./live-doc.js').UpdateSource} from
+ * @param {AcceptDeps} deps @param {import('pino').Logger} logger the sender's connection's, or the request's
  */
-export async function acceptUpdate (doc, update, sender, { config }, logger) {
+export async function acceptUpdate (doc, update, from, { config }, logger) {
   if (doc.bytes + update.byteLength > config.maxDocBytes) {
     throw new AppError('TOO_LARGE', `the document would exceed ${config.maxDocBytes} bytes`)
   }
@@ -29,7 +30,7 @@ export async function acceptUpdate (doc, update, sender, { config }, logger) {
   doc.bytes += update.byteLength
   // An editor may see an update that storage then refuses: it sends it back when it rejoins.
   try {
-    await doc.take(update, sender, additions)
+    await doc.take(update, from, additions)
   } catch (err) {
     if (err instanceof AppError && err.code === 'INVALID_UPDATE') throw err
     // Storage health logs the failure once per interval.

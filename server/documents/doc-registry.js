@@ -27,7 +27,7 @@ export class DocRegistry {
    * @param {import('../storage/redis-doc-feed.js').RedisDocFeed} [deps.feed] a loaded document subscribes to it
    * @param {(docId: string, registry: DocRegistry) => void} [deps.onInvalid] before a distrusted copy is dropped: its editors must rejoin
    * @param {(doc: LiveDoc, update: Uint8Array) => void} [deps.onRemoteUpdate] what another process stored that a copy lacked
-   * @param {(doc: LiveDoc, applied: import('./live-doc.js').TakenUpdate[]) => void} [deps.onApplied] editors' updates, once applied
+   * @param {(doc: LiveDoc, applied: import('./live-doc.js').TakenUpdate[]) => void} [deps.onApplied] the updates taken here, once applied
    */
   constructor ({ store, config, logger, metrics, feed, onInvalid = () => {}, onRemoteUpdate = () => {}, onApplied = () => {} }) {
     this.store = store

@@ -17,7 +17,14 @@ export const STORE_ORIGIN = Symbol('store')
 /** A loaded document's lifecycle (docs/ARCHITECTURE.md, "The life of a loaded document"). */
 export const DOC_STATES = Object.freeze({ LOADING: 'loading', LIVE: 'live', CLOSING: 'closing', CLOSED: 'closed' })
 
-/** @typedef {{ update: Uint8Array, sender: import('socket.io').Socket, resolve: () => void, reject: (err: unknown) => void }} TakenUpdate */
+/**
+ * Who an update comes from: an editor of this process (`sender`, which has it already), or an edit
+ * made on the server for the REST API (`author`: the API key or a join token's user).
+ * @typedef {{ sender?: import('socket.io').Socket, author?: Author }} UpdateSource
+ * @typedef {{ kind: 'api-key' } | { kind: 'token', user: string }} Author
+ */
+
+/** @typedef {{ update: Uint8Array, sender?: import('socket.io').Socket, author?: Author, resolve: () => void, reject: (err: unknown) => void }} TakenUpdate */
 
 /**
  * A document in memory while it has editors: Y.Doc, awareness, sockets, write queue. Updates are
@@ -41,7 +48,7 @@ export class LiveDoc {
   takenAdditions = { structs: 0, clients: 0 }
   /** @type {{ update: Uint8Array, resolve: () => void, reject: (err: unknown) => void }[]} updates applied, waiting to be written */
   #queue = []
-  /** @type {TakenUpdate[]} this process's editors' updates taken this turn, not applied yet */
+  /** @type {TakenUpdate[]} updates taken here this turn (editors', server edits), not applied yet */
   #taken = []
   /** @type {Promise<unknown>} tail of the chain that runs one write at a time */
   #tail = Promise.resolve()
@@ -76,7 +83,7 @@ export class LiveDoc {
    * @param {number} deps.maxDocBytes @param {number} deps.maxDocStructs
    * @param {(doc: LiveDoc) => void} deps.onUntrusted called once, when the copy is distrusted
    * @param {(doc: LiveDoc, update: Uint8Array) => void} deps.onRemoteUpdate what another process stored that this copy lacked
-   * @param {(doc: LiveDoc, taken: TakenUpdate[]) => void} deps.onApplied this process's editors' updates, once applied
+   * @param {(doc: LiveDoc, taken: TakenUpdate[]) => void} deps.onApplied the updates taken here, once applied
    * @param {import('pino').Logger} deps.logger @param {import('../metrics.js').Metrics} deps.metrics
    */
   constructor (id, { store, compactAfterUpdates, compactions, maxDocBytes, maxDocStructs, onUntrusted, onRemoteUpdate, onApplied, logger, metrics }) {
@@ -143,13 +150,13 @@ export class LiveDoc {
    * Resolves once stored. Rejects UNAVAILABLE when not live, INVALID_UPDATE if Yjs fails on it, the
    * failure of another update of its turn, or the store's error.
    * @param {Uint8Array} update checked against `appliedYdoc`
-   * @param {import('socket.io').Socket} sender @param {import('./update-check.js').Additions} additions
+   * @param {UpdateSource} from @param {import('./update-check.js').Additions} additions
    * @returns {Promise<void>}
    */
-  take (update, sender, additions) {
+  take (update, { sender, author }, additions) {
     if (!this.live) return Promise.reject(this.#notLive())
     return new Promise((resolve, reject) => {
-      this.#taken.push({ update, sender, resolve, reject })
+      this.#taken.push({ update, sender, author, resolve, reject })
       this.takenAdditions.structs += additions.structs
       this.takenAdditions.clients += additions.clients
       if (this.#taken.length > 1) return

@@ -41,6 +41,27 @@ export const contentQuery = z.object({
   format: z.enum(['text', 'yjs']).default('text')
 }).strict()
 
+export const replaceContentBody = z.object({ text: z.string() }).strict()
+
+const textEdit = z.object({
+  at: z.number().int().min(0),
+  delete: z.number().int().min(0).default(0),
+  insert: z.string().default('')
+}).strict()
+
+/** Positions in UTF-16 code units against the text at `revision`; each edit starts where the one before ends, or later. */
+export const textEditsBody = z.object({
+  revision: z.string().min(1).max(100),
+  edits: z.array(textEdit).min(1).max(10_000).superRefine((edits, ctx) => {
+    for (let i = 1; i < edits.length; i++) {
+      const previous = edits[i - 1]
+      if (edits[i].at < previous.at + previous.delete) {
+        ctx.addIssue({ code: 'custom', path: [i], message: `starts before edits.${i - 1} ends (${previous.at + previous.delete}): sort the edits, and let none overlap` })
+      }
+    }
+  })
+}).strict()
+
 /** @template {z.ZodType} S @param {S} schema @param {unknown} input @returns {z.infer<S>} */
 export function parse (schema, input) {
   const result = schema.safeParse(input ?? {})

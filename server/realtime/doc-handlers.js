@@ -53,6 +53,8 @@ class Connection {
     this.memberships = membershipsOf(socket)
     this.rates = connectionLimits(ctx.config, ctx.now)
     this.joiner = new Joiner(this)
+    /** @type {import('../documents/live-doc.js').UpdateSource} what its updates come from, made once */
+    this.source = { sender: socket }
     // Join replies built but not yet handed to Engine.IO: joins that arrive together are built first.
     this.unsentReplyBytes = 0
   }
@@ -148,7 +150,7 @@ export function docHandlers (ctx) {
     if (membership.role === ROLES.VIEWER) throw new AppError('FORBIDDEN', 'viewers cannot edit')
     connection.rates.updates.take()
     connection.rates.bytes.take(update.byteLength)
-    await acceptUpdate(membership.doc, update, connection.socket, acceptDeps, connection.logger)
+    await acceptUpdate(membership.doc, update, connection.source, acceptDeps, connection.logger)
     metrics.updatesApplied.inc()
     metrics.updateBytes.inc(update.byteLength)
     metrics.updateDuration.observe((performance.now() - received) / 1000)
