@@ -3,9 +3,11 @@ import { createAdapter, createShardedAdapter } from '@socket.io/redis-adapter'
 import { usesRedis } from '../config.js'
 import { StartError } from '../exit-codes.js'
 import { LevelDocStore } from './level-doc-store.js'
+import { LevelOutbox } from './level-outbox.js'
 import { RedisDocFeed } from './redis-doc-feed.js'
 import { RedisDocStore } from './redis-doc-store.js'
 import { RedisGuard } from './redis-guard.js'
+import { RedisOutbox } from './redis-outbox.js'
 import { RedisSeats } from './redis-seats.js'
 import { LocalSeats } from './seats.js'
 import { LevelSessionStore } from './level-session-store.js'
@@ -21,6 +23,7 @@ import { closeRedis, connectRedis, isReady } from './redis.js'
  * @property {import('./doc-store.js').DocStore} docStore
  * @property {import('./session-store.js').SessionStore} sessionStore
  * @property {import('./seats.js').Seats} seats who holds a seat in which session
+ * @property {import('./outbox.js').Outbox} outbox webhook deliveries not yet answered
  * @property {any} [adapter] the Socket.IO adapter constructor; absent = the in-memory default
  * @property {import('./redis.js').RedisClient} [limitStore] where per-IP rate limits are counted; absent = in memory
  * @property {import('./redis-doc-feed.js').RedisDocFeed} [feed] absent in one process
@@ -41,7 +44,8 @@ export async function openBackend (config, logger, health) {
   if (!usesRedis(config)) {
     const db = await openLevel(config.dataDir, logger)
     const guard = new LevelGuard(db, { health, logger })
-    const docStore = await LevelDocStore.open(guard, config, logger).catch(async (err) => {
+    const outbox = new LevelOutbox(guard, { syncWrites: config.syncWrites, max: config.webhookOutboxMax })
+    const docStore = await outbox.open().then(() => LevelDocStore.open(guard, config, logger)).catch(async (err) => {
       await guard.close()
       await db.close()
       throw err
@@ -52,6 +56,7 @@ export async function openBackend (config, logger, health) {
       docStore,
       sessionStore: new LevelSessionStore(guard, config),
       seats: new LocalSeats(),
+      outbox,
       isReady: () => guard.ready,
       close: async () => {
         // Only a database that took its last write leaves a log with no record cut short.
@@ -85,12 +90,15 @@ export async function openBackend (config, logger, health) {
     : createAdapter(publishingSafely(publisher, logger), subscriber, { key: 'tandem', requestsTimeout: 2000 })
   const feed = new RedisDocFeed({ publisher, subscriber, sharded, logger })
   const guard = new RedisGuard(data, { health })
+  const processName = `${config.nodeName}/${process.pid}/${randomUUID().slice(0, 8)}`
   return {
     storage: 'redis',
     broadcast: `redis-${config.redisAdapter}`,
     docStore: new RedisDocStore(data, { guard, waitAof: config.redisWaitAof, feed, appendSpacingMs: config.redisAppendSpacingMs }),
     sessionStore: new RedisSessionStore(data),
-    seats: new RedisSeats(data, { guard, process: `${config.nodeName}/${process.pid}/${randomUUID().slice(0, 8)}`, leaseMs: config.seatLeaseMs, logger }),
+    seats: new RedisSeats(data, { guard, process: processName, leaseMs: config.seatLeaseMs, logger }),
+    // A live process answers a delivery within its timeout: one held twice as long is a dead process's.
+    outbox: new RedisOutbox(data, { consumer: processName, max: config.webhookOutboxMax, claimAfterMs: 2 * config.webhookTimeoutMs + 1000 }),
     adapter,
     limitStore: data,
     feed,

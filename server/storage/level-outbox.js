@@ -1,0 +1,105 @@
+import { randomUUID } from 'node:crypto'
+
+// Deliveries in the embedded LevelDB, their own key range, keyed `<due time>!<uuid>` so a range read
+// from the start finds what is due. Only this process opens the database: what it holds in flight is
+// kept in memory, and a restart finds everything again.
+
+/** @import { Delivery, TakenDelivery } from './outbox.js' */
+/** @typedef {import('./outbox.js').Outbox} Outbox */
+
+/** Milliseconds since 1970 in base 36, of one width: keys sort by time. @param {number} ms */
+const timeOf = ms => Math.max(0, Math.floor(ms)).toString(36).padStart(10, '0')
+/** @param {number} dueAtMs */
+const dueKey = dueAtMs => `${timeOf(dueAtMs)}!${randomUUID()}`
+
+/** @implements {Outbox} */
+export class LevelOutbox {
+  /** @type {Set<string>} keys taken and not yet answered */
+  #held = new Set()
+  #count = 0
+  /** @type {Map<string, number>} */
+  #windows = new Map()
+
+  /**
+   * @param {import('./level-guard.js').LevelGuard} guard every write goes through it
+   * @param {{ syncWrites: boolean, max: number }} options
+   */
+  constructor (guard, { syncWrites, max }) {
+    this.guard = guard
+    this.max = max
+    /** @type {import('abstract-level').AbstractSublevel<any, any, string, Delivery>} */
+    this.deliveries = guard.sublevel('webhooks', { valueEncoding: 'json' })
+    /** @type {any} classic-level's own option, absent from abstract-level's types */
+    this.writeOptions = { sync: syncWrites }
+  }
+
+  /** Counts what a previous run left. */
+  async open () {
+    this.#count = (await this.guard.read(() => this.deliveries.keys().all())).length
+    return this
+  }
+
+  /** @param {Delivery[]} deliveries */
+  async add (deliveries) {
+    if (this.#count + deliveries.length > this.max) return false
+    this.#count += deliveries.length
+    try {
+      const now = Date.now()
+      await this.guard.write(() => this.deliveries.batch(deliveries.map(value => ({ type: 'put', key: dueKey(now), value })), this.writeOptions))
+    } catch (err) {
+      this.#count -= deliveries.length
+      throw err
+    }
+    return true
+  }
+
+  /** @param {number} max */
+  async take (max) {
+    const due = await this.guard.read(() => this.deliveries.iterator({ lt: timeOf(Date.now() + 1), limit: max + this.#held.size }).all())
+    /** @type {TakenDelivery[]} */
+    const taken = []
+    for (const [key, delivery] of due) {
+      if (taken.length >= max) break
+      if (this.#held.has(key)) continue
+      this.#held.add(key)
+      taken.push({ ...delivery, key })
+    }
+    return taken
+  }
+
+  /** @param {TakenDelivery} taken */
+  async remove ({ key }) {
+    await this.guard.write(() => this.deliveries.del(key, this.writeOptions))
+    this.#held.delete(key)
+    this.#count--
+  }
+
+  /** @param {TakenDelivery} taken @param {number} dueAtMs */
+  async retry ({ key, ...delivery }, dueAtMs) {
+    const value = { ...delivery, attempts: delivery.attempts + 1 }
+    await this.guard.write(() => this.deliveries.batch([
+      { type: 'del', key },
+      { type: 'put', key: dueKey(dueAtMs), value }
+    ], this.writeOptions))
+    this.#held.delete(key)
+  }
+
+  /** @param {TakenDelivery} taken */
+  async release ({ key }) {
+    this.#held.delete(key)
+  }
+
+  async depth () {
+    return this.#count
+  }
+
+  /** One process: the window is this process's. @param {string} name @param {number} ms */
+  async claimWindow (name, ms) {
+    const now = Date.now()
+    const until = this.#windows.get(name) ?? 0
+    if (until > now) return until - now
+    this.#windows.set(name, now + ms)
+    for (const [other, end] of this.#windows) if (end <= now) this.#windows.delete(other)
+    return 0
+  }
+}

@@ -1,0 +1,88 @@
+import * as Y from 'yjs'
+import { TEXT_NAME } from '../../isomorphic/events.js'
+import { revisionOf } from '../documents/revision.js'
+
+// `document.changed`, debounced: the first edit of a document starts a window, and when it ends one
+// event says where the document then stands. Processes claim the window in the store first, so a
+// cluster sends one per document per window; a process refused waits for the claim to end and tries
+// again, so the last edits are always reported.
+
+export class DocumentChanges {
+  /** @type {Map<string, NodeJS.Timeout>} documents edited here whose window is open */
+  #pending = new Map()
+  #closed = false
+
+  /**
+   * @param {object} deps @param {number} deps.windowMs
+   * @param {(name: string, ms: number) => Promise<number>} deps.claimWindow the outbox's
+   * @param {(docId: string) => import('../documents/live-doc.js').LiveDoc | undefined} deps.copyOf this process's copy, if loaded
+   * @param {import('../storage/doc-store.js').DocStore} deps.store read when no copy is loaded
+   * @param {(docId: string, state: { revision: string, length: number }) => Promise<void>} deps.announce
+   * @param {import('pino').Logger} deps.logger
+   */
+  constructor ({ windowMs, claimWindow, copyOf, store, announce, logger }) {
+    this.windowMs = windowMs
+    this.claimWindow = claimWindow
+    this.copyOf = copyOf
+    this.store = store
+    this.announce = announce
+    this.logger = logger
+  }
+
+  /** An edit of `docId` was applied here. @param {string} docId */
+  changed (docId) {
+    if (!this.#pending.has(docId)) this.#wait(docId, this.windowMs)
+  }
+
+  close () {
+    this.#closed = true
+    for (const timer of this.#pending.values()) clearTimeout(timer)
+    this.#pending.clear()
+  }
+
+  /** @param {string} docId @param {number} ms */
+  #wait (docId, ms) {
+    if (this.#closed) return
+    const timer = setTimeout(() => {
+      this.#pending.delete(docId)
+      this.#due(docId).catch(err => this.logger.warn({ err: err.message, doc: docId }, 'document.changed could not be sent'))
+    }, ms)
+    timer.unref()
+    this.#pending.set(docId, timer)
+  }
+
+  /** @param {string} docId */
+  async #due (docId) {
+    const wait = await this.claimWindow(`changed:${docId}`, this.windowMs)
+    if (wait > 0) {
+      if (!this.#pending.has(docId)) this.#wait(docId, wait)
+      return
+    }
+    const state = await this.#stateOf(docId)
+    if (state) await this.announce(docId, state)
+  }
+
+  /** What is stored, with what other processes stored: the copy once written and caught up, else storage. @param {string} docId */
+  async #stateOf (docId) {
+    const copy = this.copyOf(docId)
+    if (copy?.live) {
+      await copy.settled()
+      await copy.catchUp()
+      if (copy.live) return describe(copy.ydoc)
+    }
+    const { updates } = await this.store.load(docId)
+    if (updates.length === 0) return null
+    const ydoc = new Y.Doc()
+    try {
+      Y.transact(ydoc, () => { for (const update of updates) Y.applyUpdate(ydoc, update) })
+      return describe(ydoc)
+    } finally {
+      ydoc.destroy()
+    }
+  }
+}
+
+/** @param {Y.Doc} ydoc */
+function describe (ydoc) {
+  return { revision: revisionOf(ydoc), length: ydoc.getText(TEXT_NAME).length }
+}
