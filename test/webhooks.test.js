@@ -177,6 +177,30 @@ describe('webhooks', () => {
     assert.deepEqual((await api(unsigned.url, '/api/sessions')).body.sessions, [])
   })
 
+  it('drops a delivery after its last attempt, and counts it', async (t) => {
+    const defer = deferrals(t)
+    const receiver = await startReceiver({ secret: SECRET, answer: () => 500 })
+    defer(() => receiver.close())
+    const tandem = await startServer({ ...FAST, webhookMaxAttempts: 3, webhookUrl: receiver.url })
+    defer(() => tandem.close())
+    await createSession(tandem.url)
+    await eventually(async () => await metric(tandem.url, 'tandem_webhook_deliveries_total{result="gave_up"') === 1, { what: 'the delivery given up' })
+    assert.equal(receiver.requests.length, 3)
+    assert.equal(await metric(tandem.url, 'tandem_webhook_outbox_depth'), 0)
+  })
+
+  it('holds at most WEBHOOK_OUTBOX_MAX deliveries, dropping and counting events past it while sessions go on', async (t) => {
+    const defer = deferrals(t)
+    const receiver = await startReceiver({ secret: SECRET, answer: () => 503 })
+    defer(() => receiver.close())
+    const tandem = await startServer({ ...FAST, webhookBackoffMs: 600_000, webhookMaxBackoffMs: 600_000, webhookOutboxMax: 10, webhookUrl: receiver.url })
+    defer(() => tandem.close())
+    for (let i = 0; i < 12; i++) await createSession(tandem.url)
+    assert.equal((await api(tandem.url, '/api/sessions?limit=100')).body.sessions.length, 12)
+    assert.equal(await metric(tandem.url, 'tandem_webhook_outbox_depth'), 10)
+    assert.equal(await metric(tandem.url, 'tandem_webhook_deliveries_total{result="outbox_full"'), 2)
+  })
+
   it('delivers an event stored before a kill -9 once the server has started again', async (t) => {
     const defer = deferrals(t)
     const data = await tempDataDir()

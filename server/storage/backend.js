@@ -71,12 +71,15 @@ export async function openBackend (config, logger, health) {
 
   // Three connections: a broadcast must not queue behind XADDs, since the sharded adapter delivers even
   // to local sockets only once its SPUBLISH is answered. Connected together: one ready timeout, not three.
-  const [data, publisher, subscriber] = await Promise.all([
+  // With webhooks, a fourth: sending them must not queue commands in front of an update's append.
+  const [data, publisher, subscriber, sending] = await Promise.all([
     connectRedis(config, 'data', logger),
     connectRedis(config, 'pub', logger),
-    connectRedis(config, 'sub', logger, { subscriber: true })
+    connectRedis(config, 'sub', logger, { subscriber: true }),
+    config.webhookSecret ? connectRedis(config, 'webhooks', logger) : undefined
   ])
   const clients = [subscriber, publisher, data]
+  if (sending) clients.push(sending)
   if (config.redisWaitAof) {
     await checkWaitAof(data).catch(async (err) => {
       await Promise.all(clients.map(closeRedis))
@@ -98,7 +101,7 @@ export async function openBackend (config, logger, health) {
     sessionStore: new RedisSessionStore(data),
     seats: new RedisSeats(data, { guard, process: processName, leaseMs: config.seatLeaseMs, logger }),
     // A live process answers a delivery within its timeout: one held twice as long is a dead process's.
-    outbox: new RedisOutbox(data, { consumer: processName, max: config.webhookOutboxMax, claimAfterMs: 2 * config.webhookTimeoutMs + 1000 }),
+    outbox: new RedisOutbox(sending ?? data, { consumer: processName, max: config.webhookOutboxMax, claimAfterMs: 2 * config.webhookTimeoutMs + 1000 }),
     adapter,
     limitStore: data,
     feed,

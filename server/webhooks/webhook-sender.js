@@ -35,6 +35,7 @@ export class WebhookSender {
   /** @type {NodeJS.Timeout | undefined} */
   #timer
   #timerAt = Infinity
+  #readError = ''
 
   /**
    * @param {object} options @param {Outbox} options.outbox @param {string} options.secret
@@ -84,7 +85,11 @@ export class WebhookSender {
       return
     }
     this.#pumping = this.#takeWhileFree()
-      .catch(err => this.logger.warn({ err: err.message }, 'reading the webhook outbox failed'))
+      .then(() => { this.#readError = '' }, (err) => {
+        // One line per outage, not one per poll: storage health reports the outage itself.
+        if (err.message !== this.#readError) this.logger.warn({ err: err.message }, 'reading the webhook outbox failed')
+        this.#readError = err.message
+      })
       .finally(() => {
         this.#pumping = null
         this.#wakeAt(Date.now() + (this.#pumpAgain ? 0 : POLL_MS))

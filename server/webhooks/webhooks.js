@@ -5,6 +5,8 @@ import { webhookMetrics } from './webhook-metrics.js'
 import { WebhookSender } from './webhook-sender.js'
 /** @import { WebhookEventType } from './events.js' */
 
+const FULL_LOG_INTERVAL_MS = 10_000
+
 /**
  * Webhooks of one server: every event is stored in the outbox, one delivery per URL (WEBHOOK_URL and
  * the session's `webhookUrl`), before anything is sent; the sender delivers it beside the editing.
@@ -50,10 +52,20 @@ export function createWebhooks ({ config, backend: { outbox, sessionStore, docSt
         return
       }
       metrics.ended('outbox_full', urls.length)
-      log.error({ event: event.id, type, session: session.id }, 'webhook dropped: the outbox holds WEBHOOK_OUTBOX_MAX deliveries')
+      droppedWhileFull(event.id, type, session.id)
     } catch (err) {
       log.error({ err: /** @type {Error} */ (err).message, event: event.id, type, session: session.id }, 'webhook dropped: storing it failed')
     }
+  }
+
+  // A full outbox refuses every event until receivers answer again: a line per interval, with the count.
+  let full = { loggedAt: -Infinity, dropped: 0 }
+  /** @param {string} event @param {WebhookEventType} type @param {string} session */
+  function droppedWhileFull (event, type, session) {
+    full.dropped++
+    if (Date.now() - full.loggedAt < FULL_LOG_INTERVAL_MS) return
+    log.error({ event, type, session, dropped: full.dropped }, 'webhooks dropped: the outbox holds WEBHOOK_OUTBOX_MAX deliveries')
+    full = { loggedAt: Date.now(), dropped: 0 }
   }
 
   /** The session's own URL too, while it exists. @param {WebhookEventType} type @param {string} id @param {Record<string, unknown>} data */
