@@ -44,8 +44,7 @@ export async function openBackend (config, logger, health) {
   if (!usesRedis(config)) {
     const db = await openLevel(config.dataDir, logger)
     const guard = new LevelGuard(db, { health, logger })
-    const outbox = new LevelOutbox(guard, { syncWrites: config.syncWrites, max: config.webhookOutboxMax })
-    const docStore = await outbox.open().then(() => LevelDocStore.open(guard, config, logger)).catch(async (err) => {
+    const docStore = await LevelDocStore.open(guard, config, logger).catch(async (err) => {
       await guard.close()
       await db.close()
       throw err
@@ -56,7 +55,7 @@ export async function openBackend (config, logger, health) {
       docStore,
       sessionStore: new LevelSessionStore(guard, config),
       seats: new LocalSeats(),
-      outbox,
+      outbox: new LevelOutbox(guard, { syncWrites: config.syncWrites, max: config.webhookOutboxMax }),
       isReady: () => guard.ready,
       close: async () => {
         // Only a database that took its last write leaves a log with no record cut short.

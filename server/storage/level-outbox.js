@@ -16,7 +16,8 @@ const dueKey = dueAtMs => `${timeOf(dueAtMs)}!${randomUUID()}`
 export class LevelOutbox {
   /** @type {Set<string>} keys taken and not yet answered */
   #held = new Set()
-  #count = 0
+  /** @type {number | null} deliveries stored; counted at first need, so a damaged table cannot stop a start */
+  #count = null
   /** @type {Map<string, number>} */
   #windows = new Map()
 
@@ -33,21 +34,18 @@ export class LevelOutbox {
     this.writeOptions = { sync: syncWrites }
   }
 
-  /** Counts what a previous run left. */
-  async open () {
-    this.#count = (await this.guard.read(() => this.deliveries.keys().all())).length
-    return this
-  }
-
   /** @param {Delivery[]} deliveries */
   async add (deliveries) {
-    if (this.#count + deliveries.length > this.max) return false
-    this.#count += deliveries.length
+    await this.depth()
+    // Read after the await: adds that ran meanwhile have counted themselves.
+    const count = /** @type {number} */ (this.#count)
+    if (count + deliveries.length > this.max) return false
+    this.#count = count + deliveries.length
     try {
       const now = Date.now()
       await this.guard.write(() => this.deliveries.batch(deliveries.map(value => ({ type: 'put', key: dueKey(now), value })), this.writeOptions))
     } catch (err) {
-      this.#count -= deliveries.length
+      this.#count = /** @type {number} */ (this.#count) - deliveries.length
       throw err
     }
     return true
@@ -71,7 +69,7 @@ export class LevelOutbox {
   async remove ({ key }) {
     await this.guard.write(() => this.deliveries.del(key, this.writeOptions))
     this.#held.delete(key)
-    this.#count--
+    if (this.#count !== null) this.#count--
   }
 
   /** @param {TakenDelivery} taken @param {number} dueAtMs */
@@ -90,6 +88,7 @@ export class LevelOutbox {
   }
 
   async depth () {
+    this.#count ??= (await this.guard.read(() => this.deliveries.keys().all())).length
     return this.#count
   }
 
