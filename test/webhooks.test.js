@@ -266,6 +266,36 @@ describe('webhooks on a real Redis', { skip: missing('redis-server') }, () => {
     await eventually(async () => await metric(tandem.url, 'tandem_webhook_outbox_depth') === 0, { what: 'an empty outbox' })
   })
 
+  it('has two servers editing one document send one document.changed per window between them, the last with the final revision', async (t) => {
+    const defer = deferrals(t)
+    const redis = await startRedis()
+    defer(() => redis.remove())
+    const receiver = await startReceiver({ secret: SECRET })
+    defer(() => receiver.close())
+    const options = { ...FAST, webhookDebounceMs: 300, redisUrl: redis.url, webhookUrl: receiver.url }
+    const a = await startServer({ ...options, nodeName: 'host-a' })
+    defer(() => a.close())
+    const b = await startServer({ ...options, nodeName: 'host-b' })
+    defer(() => b.close())
+    assert.equal(await a.server.backend.outbox.claimWindow('test', 60_000), 0)
+    assert.ok(await b.server.backend.outbox.claimWindow('test', 60_000) > 0, 'a window claimed by one server is refused to the other')
+
+    const session = await createSession(a.url)
+    const [alice, bob] = [new TestEditor(a.url), new TestEditor(b.url)]
+    defer(() => { alice.close(); bob.close() })
+    await alice.join(session.id)
+    await bob.join(session.id)
+    const acks = await Promise.all([alice.insert(session.id, 0, 'from a;'), bob.insert(session.id, 0, 'from b;')])
+    assert.ok(acks.every(ack => ack.ok))
+    await eventually(() => alice.text(session.id).length === 14 && bob.text(session.id) === alice.text(session.id))
+    const revision = revisionOf(alice.ydoc(session.id))
+    await eventually(() => receiver.deliveredOfType('document.changed').some(event => event.data.revision === revision), { what: 'the final revision' })
+    // Each server saw one edit: two windows at most (the second server's once the first's has ended).
+    const changed = receiver.deliveredOfType('document.changed')
+    assert.ok(changed.length <= 2, JSON.stringify(changed))
+    assert.deepEqual(changed.at(-1)?.data, { revision, length: 14 })
+  })
+
   it('has another process take over a delivery held by one killed with -9', async (t) => {
     const defer = deferrals(t)
     const redis = await startRedis()
