@@ -1,7 +1,13 @@
 import assert from 'node:assert/strict'
+import { join } from 'node:path'
 import { describe, it } from 'node:test'
+import pino from 'pino'
 import { ConfigError, loadConfig } from '../server/config.js'
 import { revisionOf } from '../server/documents/revision.js'
+import { LevelGuard } from '../server/storage/level-guard.js'
+import { LevelOutbox } from '../server/storage/level-outbox.js'
+import { openLevel } from '../server/storage/level.js'
+import { StorageHealth } from '../server/storage/storage-health.js'
 import { signatureOf, verifySignature } from '../server/webhooks/signature.js'
 import { backoffMs } from '../server/webhooks/webhook-sender.js'
 import { startChildServer } from './helpers/child-server.js'
@@ -108,6 +114,24 @@ describe('webhooks', () => {
     const options = { backoffMs: 100, maxBackoffMs: 1000 }
     assert.deepEqual([1, 2, 3, 4, 5, 40].map(attempts => backoffMs(attempts, options, () => 0.999)), [99, 199, 399, 799, 999, 999])
     assert.equal(backoffMs(3, options, () => 0), 0)
+  })
+
+  it('never hands out a delivery of the embedded outbox again while its retry is being written', async (t) => {
+    const defer = deferrals(t)
+    const data = await tempDataDir()
+    defer(() => data.remove())
+    const logger = pino({ level: 'silent' })
+    const db = await openLevel(join(data.dir, 'db'), logger)
+    defer(() => db.close())
+    const outbox = new LevelOutbox(new LevelGuard(db, { health: new StorageHealth(logger, { inc () {} }), logger }), { syncWrites: false, max: 10_000 })
+    const deliveries = Array.from({ length: 2000 }, (_, i) => ({ event: `evt_${i}`, type: 'session.created', url: 'http://127.0.0.1:9/', body: '{}', attempts: 0 }))
+    assert.equal(await outbox.add(deliveries), true)
+    const [first] = await outbox.take(1)
+    // Retried for later while a long read of what is due is under way: that read must not hand it out.
+    const [again] = await Promise.all([outbox.take(5000), outbox.retry(first, Date.now() + 60_000)])
+    assert.equal(again.length, 1999)
+    assert.ok(again.every(taken => taken.event !== first.event))
+    assert.equal(await outbox.depth(), 2000)
   })
 
   it('delivers every event, signed, through failures and a timeout, with the same id on each retry', async (t) => {
@@ -239,6 +263,28 @@ describe('webhooks', () => {
     const second = await startServer(options)
     defer(() => second.close())
     await eventually(() => receiver.deliveredOfType('session.created').some(event => event.id === receiver.requests[0].body.id && event.session === session.id))
+  })
+
+  it('announces the edits of a document.changed window still open when the server closes', async (t) => {
+    const defer = deferrals(t)
+    const data = await tempDataDir()
+    defer(() => data.remove())
+    const receiver = await startReceiver({ secret: SECRET })
+    defer(() => receiver.close())
+    const options = { ...FAST, webhookDebounceMs: 3_600_000, dataDir: data.dir, webhookUrl: receiver.url }
+    const first = await startServer(options)
+    const session = await createSession(first.url)
+    const editor = new TestEditor(first.url)
+    defer(() => editor.close())
+    await editor.join(session.id)
+    assert.deepEqual(await editor.insert(session.id, 0, 'last words'), { ok: true })
+    const revision = revisionOf(editor.ydoc(session.id))
+    await first.close()
+
+    const second = await startServer(options)
+    defer(() => second.close())
+    await eventually(() => receiver.deliveredOfType('document.changed').length === 1, { what: 'document.changed' })
+    assert.deepEqual(receiver.deliveredOfType('document.changed')[0].data, { revision, length: 10 })
   })
 
   it('refuses to start with a WEBHOOK_URL that is not http(s), or one without a secret, naming the variable and hiding the secret', () => {

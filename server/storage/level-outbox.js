@@ -20,6 +20,9 @@ export class LevelOutbox {
   #count = null
   /** @type {Map<string, number>} */
   #windows = new Map()
+  /** @type {Promise<unknown>} a take and the writes that end deliveries run one at a time: a read begun
+   * before a delivery was removed or moved would hand out its old key again */
+  #turn = Promise.resolve()
 
   /**
    * @param {import('./level-guard.js').LevelGuard} guard every write goes through it
@@ -51,8 +54,20 @@ export class LevelOutbox {
     return true
   }
 
+  /** @template T @param {() => Promise<T>} step @returns {Promise<T>} */
+  #inTurn (step) {
+    const next = this.#turn.then(step)
+    this.#turn = next.catch(() => {})
+    return next
+  }
+
   /** @param {number} max */
-  async take (max) {
+  take (max) {
+    return this.#inTurn(() => this.#takeDue(max))
+  }
+
+  /** @param {number} max */
+  async #takeDue (max) {
     const due = await this.guard.read(() => this.deliveries.iterator({ lt: timeOf(Date.now() + 1), limit: max + this.#held.size }).all())
     /** @type {TakenDelivery[]} */
     const taken = []
@@ -66,20 +81,24 @@ export class LevelOutbox {
   }
 
   /** @param {TakenDelivery} taken */
-  async remove ({ key }) {
-    await this.guard.write(() => this.deliveries.del(key, this.writeOptions))
-    this.#held.delete(key)
-    if (this.#count !== null) this.#count--
+  remove ({ key }) {
+    return this.#inTurn(async () => {
+      await this.guard.write(() => this.deliveries.del(key, this.writeOptions))
+      this.#held.delete(key)
+      if (this.#count !== null) this.#count--
+    })
   }
 
   /** @param {TakenDelivery} taken @param {number} dueAtMs */
-  async retry ({ key, ...delivery }, dueAtMs) {
+  retry ({ key, ...delivery }, dueAtMs) {
     const value = { ...delivery, attempts: delivery.attempts + 1 }
-    await this.guard.write(() => this.deliveries.batch([
-      { type: 'del', key },
-      { type: 'put', key: dueKey(dueAtMs), value }
-    ], this.writeOptions))
-    this.#held.delete(key)
+    return this.#inTurn(async () => {
+      await this.guard.write(() => this.deliveries.batch([
+        { type: 'del', key },
+        { type: 'put', key: dueKey(dueAtMs), value }
+      ], this.writeOptions))
+      this.#held.delete(key)
+    })
   }
 
   /** @param {TakenDelivery} taken */

@@ -11,6 +11,8 @@ export class DocumentChanges {
   /** @type {Map<string, NodeJS.Timeout>} documents edited here whose window is open */
   #pending = new Map()
   #closed = false
+  /** @type {Set<Promise<void>>} windows ended and being announced */
+  #announcing = new Set()
 
   /**
    * @param {object} deps @param {number} deps.windowMs
@@ -34,10 +36,13 @@ export class DocumentChanges {
     if (!this.#pending.has(docId)) this.#wait(docId, this.windowMs)
   }
 
-  close () {
+  /** Announces the windows still open at once, without waiting for a claim: the edits are this process's last. */
+  async close () {
     this.#closed = true
+    const open = [...this.#pending.keys()]
     for (const timer of this.#pending.values()) clearTimeout(timer)
     this.#pending.clear()
+    await Promise.all([...open.map(docId => this.#settled(this.#announce(docId), docId)), ...this.#announcing])
   }
 
   /** @param {string} docId @param {number} ms */
@@ -45,7 +50,8 @@ export class DocumentChanges {
     if (this.#closed) return
     const timer = setTimeout(() => {
       this.#pending.delete(docId)
-      this.#due(docId).catch(err => this.logger.warn({ err: err.message, doc: docId }, 'document.changed could not be sent'))
+      const announcing = this.#settled(this.#due(docId), docId).finally(() => this.#announcing.delete(announcing))
+      this.#announcing.add(announcing)
     }, ms)
     timer.unref()
     this.#pending.set(docId, timer)
@@ -58,8 +64,18 @@ export class DocumentChanges {
       if (!this.#pending.has(docId)) this.#wait(docId, wait)
       return
     }
+    await this.#announce(docId)
+  }
+
+  /** @param {string} docId */
+  async #announce (docId) {
     const state = await this.#stateOf(docId)
     if (state) await this.announce(docId, state)
+  }
+
+  /** @param {Promise<void>} announcing @param {string} docId */
+  #settled (announcing, docId) {
+    return announcing.catch(err => this.logger.warn({ err: err.message, doc: docId }, 'document.changed could not be sent'))
   }
 
   /** What is stored, with what other processes stored: the copy once written and caught up, else storage. @param {string} docId */

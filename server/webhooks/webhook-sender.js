@@ -116,13 +116,16 @@ export class WebhookSender {
     const controller = new AbortController()
     const done = this.#attempt(taken, controller)
       .then(outcome => this.#settle(taken, outcome))
-      .catch((err) => {
+      .then(() => true, async (err) => {
         this.logger.warn({ err: err.message, event: taken.event }, 'recording a webhook attempt failed; it will be sent again')
-        return this.outbox.release(taken).catch(() => {})
+        await this.outbox.release(taken).catch(() => {})
+        return false
       })
-      .finally(() => {
+      .then((recorded) => {
         this.#sending.delete(taken.key)
-        this.wake()
+        // A store that cannot record answers is read again at the next poll, not at once: the
+        // receiver would get the same delivery as fast as it answers.
+        if (recorded) this.wake()
       })
     this.#sending.set(taken.key, { controller, done })
   }

@@ -112,7 +112,7 @@ export function createWebhooks ({ config, backend: { outbox, sessionStore, docSt
     },
     /** Stops sending; what is not delivered stays in the outbox. Before storage closes. */
     async close () {
-      changes.close()
+      await changes.close()
       await Promise.all(storing)
       await sender.close()
     }
