@@ -11,6 +11,9 @@ import { execMulti } from './redis.js'
 const STREAM = 'tandem:{webhooks}:outbox'
 const WAITING = 'tandem:{webhooks}:retry'
 const GROUP = 'senders'
+/** Every process that ever sent joins the group under a name of its own: the group forgets the idle ones. */
+const FORGET_CONSUMERS_EVERY_MS = 10 * 60 * 1000
+const FORGET_CONSUMERS_IDLE_MS = 60 * 60 * 1000
 /** @param {string} name */
 const windowKey = name => `tandem:webhooks:window:${name}`
 
@@ -42,6 +45,7 @@ return #due
 export class RedisOutbox {
   /** @type {Promise<void> | null} */
   #group = null
+  #consumersForgottenAt = Date.now()
 
   /**
    * @param {import('./redis.js').RedisClient} client
@@ -64,6 +68,7 @@ export class RedisOutbox {
   /** @param {number} max */
   async take (max) {
     await this.client.tandemOutboxDue(STREAM, WAITING, Date.now(), max)
+    if (Date.now() - this.#consumersForgottenAt > FORGET_CONSUMERS_EVERY_MS) await this.#forgetIdleConsumers()
     try {
       return await this.#read(max)
     } catch (err) {
@@ -91,6 +96,20 @@ export class RedisOutbox {
       const delivery = JSON.parse(/** @type {string[]} */ (fields)[1])
       return { ...delivery, key }
     })
+  }
+
+  /** Consumers that hold nothing and have not read for long: processes gone, their deliveries taken over. */
+  async #forgetIdleConsumers () {
+    this.#consumersForgottenAt = Date.now()
+    const consumers = /** @type {(string | number)[][]} */ (await this.client.xinfo('CONSUMERS', STREAM, GROUP).catch(() => []))
+    for (const fields of consumers) {
+      /** @type {Record<string, string | number>} */
+      const consumer = {}
+      for (let i = 0; i < fields.length; i += 2) consumer[fields[i]] = fields[i + 1]
+      if (consumer.name !== this.consumer && Number(consumer.pending) === 0 && Number(consumer.idle) > FORGET_CONSUMERS_IDLE_MS) {
+        await this.client.xgroup('DELCONSUMER', STREAM, GROUP, String(consumer.name))
+      }
+    }
   }
 
   #ensureGroup () {
