@@ -153,6 +153,27 @@ describe('webhooks', () => {
     assert.equal(await metric(tandem.url, 'tandem_webhook_deliveries_total{result="delivered"'), receiver.delivered().size)
   })
 
+  it('names the user and role of a token in editor.joined and editor.left, a viewer\'s too', async (t) => {
+    const defer = deferrals(t)
+    const receiver = await startReceiver({ secret: SECRET })
+    defer(() => receiver.close())
+    const apiKey = 'an-api-key-of-the-test'
+    const tandem = await startServer({ ...FAST, authSecret: 'a-test-secret-that-is-at-least-32-characters', apiKey, webhookUrl: receiver.url })
+    defer(() => tandem.close())
+    const headers = { authorization: `Bearer ${apiKey}` }
+    const session = (await api(tandem.url, '/api/sessions', { method: 'POST', body: { name: 'watched' }, headers })).body
+    const minted = await api(tandem.url, `/api/sessions/${session.id}/tokens`, { method: 'POST', body: { user: 'ada', role: 'viewer' }, headers })
+    const viewer = new TestEditor(tandem.url, { auth: { token: minted.body.token } })
+    defer(() => viewer.close())
+    await viewer.join(session.id)
+    await eventually(() => receiver.deliveredOfType('editor.joined').length === 1)
+    viewer.close()
+    await eventually(() => receiver.deliveredOfType('editor.left').length === 1)
+    for (const type of ['editor.joined', 'editor.left']) {
+      assert.deepEqual(receiver.deliveredOfType(type)[0].data, { user: 'ada', role: 'viewer' }, type)
+    }
+  })
+
   it('sends a session\'s events to its own webhookUrl as well, and stops once it is cleared', async (t) => {
     const defer = deferrals(t)
     const everything = await startReceiver({ secret: SECRET })
