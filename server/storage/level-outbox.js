@@ -20,6 +20,8 @@ export class LevelOutbox {
   #count = null
   /** @type {Map<string, number>} */
   #windows = new Map()
+  /** @type {Map<string, { value: string, until: number }>} */
+  #marks = new Map()
   /** @type {Promise<unknown>} a take and the writes that end deliveries run one at a time: a read begun
    * before a delivery was removed or moved would hand out its old key again */
   #turn = Promise.resolve()
@@ -119,5 +121,14 @@ export class LevelOutbox {
     this.#windows.set(name, now + ms)
     for (const [other, end] of this.#windows) if (end <= now) this.#windows.delete(other)
     return 0
+  }
+
+  /** @param {string} name @param {string} value @param {number} ms */
+  async replaceMark (name, value, ms) {
+    const now = Date.now()
+    const mark = this.#marks.get(name)
+    this.#marks.set(name, { value, until: now + ms })
+    for (const [other, { until }] of this.#marks) if (until <= now) this.#marks.delete(other)
+    return mark && mark.until > now ? mark.value : null
   }
 }

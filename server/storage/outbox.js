@@ -24,6 +24,8 @@
  * @property {() => Promise<number>} depth deliveries held, due or not
  * @property {(name: string, ms: number) => Promise<number>} claimWindow 0 if this process claimed the window `name` for
  *   `ms` (one per window across processes), else the ms until it can be claimed
+ * @property {(name: string, value: string, ms: number) => Promise<string | null>} replaceMark keeps `value` under
+ *   `name` for `ms` (every process sees it) and returns the value it replaced
  */
 
 export {}

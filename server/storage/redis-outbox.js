@@ -16,6 +16,8 @@ const FORGET_CONSUMERS_EVERY_MS = 10 * 60 * 1000
 const FORGET_CONSUMERS_IDLE_MS = 60 * 60 * 1000
 /** @param {string} name */
 const windowKey = name => `tandem:webhooks:window:${name}`
+/** @param {string} name */
+const markKey = name => `tandem:webhooks:mark:${name}`
 
 // All or nothing, and never past the maximum: what waits for a retry counts too.
 const ADD_SCRIPT = `
@@ -154,5 +156,10 @@ export class RedisOutbox {
     const key = windowKey(name)
     if (await this.client.set(key, '1', 'PX', ms, 'NX') === 'OK') return 0
     return Math.max(1, await this.client.pttl(key))
+  }
+
+  /** @param {string} name @param {string} value @param {number} ms */
+  async replaceMark (name, value, ms) {
+    return /** @type {Promise<string | null>} */ (this.client.call('SET', markKey(name), value, 'PX', String(ms), 'GET'))
   }
 }

@@ -5,7 +5,10 @@ import { revisionOf } from '../documents/revision.js'
 // `document.changed`, debounced: the first edit of a document starts a window, and when it ends one
 // event says where the document then stands. Processes claim the window in the store first, so a
 // cluster sends one per document per window; a process refused waits for the claim to end and tries
-// again, so the last edits are always reported.
+// again, so the last edits are always reported, unless the revision it finds was announced already.
+
+/** How long an announced revision is remembered, in windows: longer than a refused process waits. */
+const ANNOUNCED_KEPT_WINDOWS = 4
 
 export class DocumentChanges {
   /** @type {Map<string, NodeJS.Timeout>} documents edited here whose window is open */
@@ -17,14 +20,16 @@ export class DocumentChanges {
   /**
    * @param {object} deps @param {number} deps.windowMs
    * @param {(name: string, ms: number) => Promise<number>} deps.claimWindow the outbox's
+   * @param {(name: string, value: string, ms: number) => Promise<string | null>} deps.replaceMark the outbox's
    * @param {(docId: string) => import('../documents/live-doc.js').LiveDoc | undefined} deps.copyOf this process's copy, if loaded
    * @param {import('../storage/doc-store.js').DocStore} deps.store read when no copy is loaded
    * @param {(docId: string, state: { revision: string, length: number }) => Promise<void>} deps.announce
    * @param {import('pino').Logger} deps.logger
    */
-  constructor ({ windowMs, claimWindow, copyOf, store, announce, logger }) {
+  constructor ({ windowMs, claimWindow, replaceMark, copyOf, store, announce, logger }) {
     this.windowMs = windowMs
     this.claimWindow = claimWindow
+    this.replaceMark = replaceMark
     this.copyOf = copyOf
     this.store = store
     this.announce = announce
@@ -67,10 +72,12 @@ export class DocumentChanges {
     await this.#announce(docId)
   }
 
-  /** @param {string} docId */
+  /** A revision another process has announced already is not news. @param {string} docId */
   async #announce (docId) {
     const state = await this.#stateOf(docId)
-    if (state) await this.announce(docId, state)
+    if (!state) return
+    if (await this.replaceMark(`revision:${docId}`, state.revision, ANNOUNCED_KEPT_WINDOWS * this.windowMs) === state.revision) return
+    await this.announce(docId, state)
   }
 
   /** @param {Promise<void>} announcing @param {string} docId */

@@ -77,6 +77,7 @@ export function createWebhooks ({ config, backend: { outbox, sessionStore, docSt
   const changes = new DocumentChanges({
     windowMs: config.webhookDebounceMs,
     claimWindow: (name, ms) => outbox.claimWindow(name, ms),
+    replaceMark: (name, value, ms) => outbox.replaceMark(name, value, ms),
     copyOf,
     store: docStore,
     announce: async (docId, state) => {
