@@ -79,8 +79,12 @@ export async function openBackend (config, logger, health) {
   ])
   const clients = [subscriber, publisher, data]
   if (sending) clients.push(sending)
-  if (config.redisWaitAof) {
-    await checkWaitAof(data).catch(async (err) => {
+  const required = [
+    ...(config.redisWaitAof ? [{ version: 702, what: 'REDIS_WAITAOF=true', uses: 'WAITAOF', instead: 'unset REDIS_WAITAOF' }] : []),
+    ...(sending ? [{ version: 602, what: 'WEBHOOK_SECRET (webhooks)', uses: 'XAUTOCLAIM, SET GET', instead: 'unset WEBHOOK_SECRET' }] : [])
+  ]
+  for (const requirement of required) {
+    await requireRedis(data, requirement).catch(async (err) => {
       await Promise.all(clients.map(closeRedis))
       throw err
     })
@@ -113,12 +117,17 @@ export async function openBackend (config, logger, health) {
   }
 }
 
-/** @param {import('./redis.js').RedisClient} client */
-async function checkWaitAof (client) {
+/**
+ * Refuses to start on a Redis older than what a setting uses.
+ * @param {import('./redis.js').RedisClient} client
+ * @param {{ version: number, what: string, uses: string, instead: string }} requirement `version`: major × 100 + minor
+ */
+async function requireRedis (client, { version: needed, what, uses, instead }) {
   const info = await client.info('server')
   const version = /redis_version:(\d+)\.(\d+)/.exec(info)
-  if (!version || Number(version[1]) * 100 + Number(version[2]) < 702) {
-    throw new StartError('REDIS_UNSUPPORTED', `REDIS_WAITAOF=true needs Redis 7.2 or later (WAITAOF); this Redis is ${version ? `${version[1]}.${version[2]}` : 'of an unknown version'}: upgrade it, or unset REDIS_WAITAOF`, { redis: redisWhere(client) })
+  if (!version || Number(version[1]) * 100 + Number(version[2]) < needed) {
+    const neededName = `${Math.floor(needed / 100)}.${needed % 100}`
+    throw new StartError('REDIS_UNSUPPORTED', `${what} needs Redis ${neededName} or later (${uses}); this Redis is ${version ? `${version[1]}.${version[2]}` : 'of an unknown version'}: upgrade it, or ${instead}`, { redis: redisWhere(client) })
   }
 }
 
