@@ -15,6 +15,7 @@ import { TestEditor } from './helpers/editor.js'
 import { eventually } from './helpers/eventually.js'
 import { deferrals, missing } from './helpers/processes.js'
 import { startRedis } from './helpers/redis.js'
+import { startRedisCluster } from './helpers/redis-cluster.js'
 import { api, createSession, startServer, tempDataDir } from './helpers/server.js'
 import { startReceiver } from './helpers/webhook-receiver.js'
 
@@ -383,6 +384,20 @@ describe('webhooks on a real Redis', { skip: missing('redis-server') }, () => {
     const survivor = await startServer({ ...FAST, webhookTimeoutMs: Number(env.WEBHOOK_TIMEOUT_MS), redisUrl: redis.url, webhookUrl: receiver.url })
     defer(() => survivor.close())
     await eventually(() => receiver.delivered().has(id), { what: 'the delivery taken over' })
+  })
+
+  it('delivers every event, signed, through failures and a timeout, on a 3-master Redis Cluster', async (t) => {
+    const defer = deferrals(t)
+    const cluster = await startRedisCluster()
+    defer(() => cluster.remove())
+    const receiver = await startReceiver({ secret: SECRET, answer: flaky })
+    defer(() => receiver.close())
+    const tandem = await startServer({ ...FAST, redisUrl: cluster.url, webhookUrl: receiver.url })
+    defer(() => tandem.close())
+    const lived = await liveOneSession(tandem.url, receiver)
+    await eventually(() => EVENT_TYPES.every(type => receiver.deliveredOfType(type).length > 0), { what: 'every kind of event' })
+    checkDeliveries(receiver, lived)
+    await eventually(async () => await metric(tandem.url, 'tandem_webhook_outbox_depth') === 0, { what: 'an empty outbox' })
   })
 
   it('has two servers on one Redis deliver each event once', async (t) => {
