@@ -81,7 +81,8 @@ export async function openBackend (config, logger, health) {
   if (sending) clients.push(sending)
   const required = [
     ...(config.redisWaitAof ? [{ version: 702, what: 'REDIS_WAITAOF=true', uses: 'WAITAOF', instead: 'unset REDIS_WAITAOF' }] : []),
-    ...(sending ? [{ version: 602, what: 'WEBHOOK_SECRET (webhooks)', uses: 'XAUTOCLAIM, SET GET', instead: 'unset WEBHOOK_SECRET' }] : [])
+    // Webhooks wait for a Redis down at start, as editing does: checked only if it answers.
+    ...(sending ? [{ version: 602, what: 'WEBHOOK_SECRET (webhooks)', uses: 'XAUTOCLAIM, SET GET', instead: 'unset WEBHOOK_SECRET', unlessDown: true }] : [])
   ]
   for (const requirement of required) {
     await requireRedis(data, requirement).catch(async (err) => {
@@ -120,9 +121,11 @@ export async function openBackend (config, logger, health) {
 /**
  * Refuses to start on a Redis older than what a setting uses.
  * @param {import('./redis.js').RedisClient} client
- * @param {{ version: number, what: string, uses: string, instead: string }} requirement `version`: major × 100 + minor
+ * @param {{ version: number, what: string, uses: string, instead: string, unlessDown?: boolean }} requirement
+ *   `version`: major × 100 + minor; `unlessDown`: a Redis that does not answer passes
  */
-async function requireRedis (client, { version: needed, what, uses, instead }) {
+async function requireRedis (client, { version: needed, what, uses, instead, unlessDown = false }) {
+  if (unlessDown && !isReady(client)) return
   const info = await client.info('server')
   const version = /redis_version:(\d+)\.(\d+)/.exec(info)
   if (!version || Number(version[1]) * 100 + Number(version[2]) < needed) {
