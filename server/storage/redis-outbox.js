@@ -93,11 +93,15 @@ export class RedisOutbox {
         await this.client.xreadgroup('GROUP', GROUP, this.consumer, 'COUNT', max - entries.length, 'STREAMS', STREAM, '>'))
       entries.push(...(read?.[0][1] ?? []))
     }
-    return entries.map(([key, fields]) => {
-      /** @type {Delivery} */
-      const delivery = JSON.parse(/** @type {string[]} */ (fields)[1])
-      return { ...delivery, key }
-    })
+    /** @type {TakenDelivery[]} */
+    const taken = []
+    for (const [key, fields] of entries) {
+      const delivery = deliveryOf(fields)
+      // Not written by this code: dropped, or every process would fail on it for good.
+      if (delivery) taken.push({ ...delivery, key })
+      else await this.remove(/** @type {TakenDelivery} */ ({ key }))
+    }
+    return taken
   }
 
   /** Consumers that hold nothing and have not read for long: processes gone, their deliveries taken over. */
@@ -161,5 +165,15 @@ export class RedisOutbox {
   /** @param {string} name @param {string} value @param {number} ms */
   async replaceMark (name, value, ms) {
     return /** @type {Promise<string | null>} */ (this.client.call('SET', markKey(name), value, 'PX', String(ms), 'GET'))
+  }
+}
+
+/** @param {string[] | null} fields @returns {Delivery | null} */
+function deliveryOf (fields) {
+  try {
+    const delivery = JSON.parse(fields?.[1] ?? '')
+    return typeof delivery?.url === 'string' && typeof delivery.body === 'string' && Number.isInteger(delivery.attempts) ? delivery : null
+  } catch {
+    return null
   }
 }
