@@ -154,6 +154,22 @@ describe('webhooks', () => {
     assert.equal(await metric(tandem.url, 'tandem_webhook_deliveries_total{result="delivered"'), receiver.delivered().size)
   })
 
+  it('creates sessions and acknowledges edits while every delivery hangs', async (t) => {
+    const defer = deferrals(t)
+    const receiver = await startReceiver({ secret: SECRET, answer: () => 'hang' })
+    defer(() => receiver.close())
+    const tandem = await startServer({ ...FAST, webhookTimeoutMs: 60_000, webhookConcurrency: 1, webhookUrl: receiver.url })
+    defer(() => tandem.close())
+    const session = await createSession(tandem.url)
+    await eventually(() => receiver.requests.length === 1, { what: 'the one slot taken' })
+    const editor = new TestEditor(tandem.url)
+    defer(() => editor.close())
+    await editor.join(session.id)
+    for (let i = 0; i < 20; i++) assert.deepEqual(await editor.insert(session.id, 0, `${i};`), { ok: true })
+    assert.equal((await createSession(tandem.url)).webhook, false)
+    assert.equal(receiver.requests.length, 1, 'the rest wait in the outbox')
+  })
+
   it('names the user and role of a token in editor.joined and editor.left, a viewer\'s too', async (t) => {
     const defer = deferrals(t)
     const receiver = await startReceiver({ secret: SECRET })
