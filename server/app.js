@@ -30,6 +30,7 @@ import { dropSlowConsumers } from './realtime/slow-consumers.js'
 import { SessionService } from './sessions/session-service.js'
 import { openBackend } from './storage/backend.js'
 import { StorageHealth } from './storage/storage-health.js'
+import { createWebhooks } from './webhooks/webhooks.js'
 
 /** A client that reads answers a close within a round trip; a stop must fit PM2's kill_timeout. */
 const CLOSE_GRACE_MS = 1000
@@ -64,6 +65,7 @@ export async function createServer (config, deps = {}) {
     // `on`: a socket closes once, and `once` keeps a wrapper per connection.
     socket.on('close', forgetUpgraded)
   })
+  const webhooks = createWebhooks({ config, backend, registry: metrics.registry, logger, copyOf: id => registry.get(id) })
   const relayOptions = { awarenessIntervalMs: config.awarenessIntervalMs, fanOutSpacing: config.fanOutSpacing, metrics, writeFrame: frameWriter(logger) }
   const registry = new DocRegistry({
     store: backend.docStore,
@@ -73,15 +75,18 @@ export async function createServer (config, deps = {}) {
     feed: backend.feed,
     onInvalid: (docId, docs) => closeForEditors(docs, docId, CLOSE_REASONS.RELOAD),
     onRemoteUpdate: (doc, update) => relayOf(doc, io.of('/'), relayOptions).update(update),
-    onApplied: (doc, applied) => relayOf(doc, io.of('/'), relayOptions).updates(applied)
+    onApplied: (doc, applied) => {
+      relayOf(doc, io.of('/'), relayOptions).updates(applied)
+      webhooks.documentChanged(doc.id)
+    }
   })
   registerGauges(metrics, {
     connections: () => io.engine.clientsCount,
     documents: () => registry.size,
     editors: () => registry.editorTotal()
   })
-  const cluster = createCluster(io, { enabled: backend.adapter !== undefined, adapterReady: backend.adapterReady, feed: backend.feed, seats: backend.seats, registry, metrics, logger })
-  const sessions = new SessionService({ store: backend.sessionStore, docStore: backend.docStore, registry, cluster, config })
+  const cluster = createCluster(io, { enabled: backend.adapter !== undefined, adapterReady: backend.adapterReady, feed: backend.feed, seats: webhooks.announcingSeats(backend.seats), registry, metrics, logger })
+  const sessions = new SessionService({ store: backend.sessionStore, docStore: backend.docStore, registry, cluster, config, webhooks })
   const access = new Access({ config, store: backend.sessionStore })
   const limits = createLimits(config, backend.limitStore)
   const audit = createAudit(logger, { now: deps.now })
@@ -167,6 +172,7 @@ export async function createServer (config, deps = {}) {
         } finally {
           clearTimeout(cut)
         }
+        await webhooks.close()
         await cluster.close()
         await backend.close()
         audit.close()

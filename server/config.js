@@ -74,6 +74,15 @@ export const SAME_ORIGIN = 'same-origin'
  * @property {number} fanOutSpacing gap between a busy room's broadcasts, in multiples of the last send's duration
  *   (0 = every turn); rooms of fewer than 8 editors get every update at once. Default 3.
  * @property {number} maxBufferedBytes bytes queued for a connection that is not reading before it is dropped. Default 16 MiB.
+ * @property {string} webhookUrl http(s) URL every event is sent to, besides a session's own `webhookUrl`. Default empty (none).
+ * @property {string} webhookSecret HMAC-SHA256 key signing webhooks (16+ characters); needed for any webhook. Default empty.
+ * @property {number} webhookTimeoutMs how long one delivery may take before it counts as failed, in ms. Default 5000.
+ * @property {number} webhookMaxAttempts attempts of one delivery before it is dropped (logged and counted). Default 8.
+ * @property {number} webhookBackoffMs first retry's longest wait, doubled each attempt (full jitter), in ms. Default 1000.
+ * @property {number} webhookMaxBackoffMs longest wait before any retry, in ms. Default 600000.
+ * @property {number} webhookConcurrency deliveries one process sends at once. Default 8.
+ * @property {number} webhookDebounceMs window of `document.changed`: one per document per window, in ms. Default 2000.
+ * @property {number} webhookOutboxMax deliveries the outbox holds; events past it are dropped (logged and counted). Default 100000.
  */
 
 /** @type {Record<keyof Config, { env: string, default: string, parse: (raw: string) => any, secret?: boolean }>} */
@@ -129,7 +138,16 @@ const OPTIONS = {
   maxAwarenessIdsPerUser: { env: 'MAX_AWARENESS_IDS_PER_USER', default: '64', parse: integer(1, 1e6) },
   awarenessIdHoldMs: { env: 'AWARENESS_ID_HOLD_MS', default: '300000', parse: integer(0, 24 * 3600 * 1000) },
   fanOutSpacing: { env: 'FANOUT_SPACING', default: '3', parse: integer(0, 100) },
-  maxBufferedBytes: { env: 'MAX_BUFFERED_BYTES', default: String(16 * MiB), parse: integer(64 * 1024, 1024 * MiB) }
+  maxBufferedBytes: { env: 'MAX_BUFFERED_BYTES', default: String(16 * MiB), parse: integer(64 * 1024, 1024 * MiB) },
+  webhookUrl: { env: 'WEBHOOK_URL', default: '', parse: raw => raw === '' ? raw : httpUrl(raw) },
+  webhookSecret: { env: 'WEBHOOK_SECRET', default: '', parse: secret(16), secret: true },
+  webhookTimeoutMs: { env: 'WEBHOOK_TIMEOUT_MS', default: '5000', parse: integer(10, 120000) },
+  webhookMaxAttempts: { env: 'WEBHOOK_MAX_ATTEMPTS', default: '8', parse: integer(1, 100) },
+  webhookBackoffMs: { env: 'WEBHOOK_BACKOFF_MS', default: '1000', parse: integer(1, 3600 * 1000) },
+  webhookMaxBackoffMs: { env: 'WEBHOOK_MAX_BACKOFF_MS', default: '600000', parse: integer(1, 24 * 3600 * 1000) },
+  webhookConcurrency: { env: 'WEBHOOK_CONCURRENCY', default: '8', parse: integer(1, 1000) },
+  webhookDebounceMs: { env: 'WEBHOOK_DEBOUNCE_MS', default: '2000', parse: integer(10, 3600 * 1000) },
+  webhookOutboxMax: { env: 'WEBHOOK_OUTBOX_MAX', default: '100000', parse: integer(10, 1e8) }
 }
 
 /** The environment variables `loadConfig` reads, with their defaults (for docs and tests). */
@@ -197,6 +215,12 @@ export function loadConfig (env, overrides = {}) {
   }
   if (config.maxAwarenessBytesPerUser !== 0 && config.maxAwarenessStateBytes > config.maxAwarenessBytesPerUser) {
     throw new ConfigError('MAX_AWARENESS_STATE_BYTES must not exceed MAX_AWARENESS_BYTES_PER_USER, or that be 0: one state must fit')
+  }
+  if (config.webhookUrl && !config.webhookSecret) {
+    throw new ConfigError('WEBHOOK_URL needs WEBHOOK_SECRET (16+ characters): every webhook is signed')
+  }
+  if (config.webhookBackoffMs > config.webhookMaxBackoffMs) {
+    throw new ConfigError('WEBHOOK_BACKOFF_MS must not exceed WEBHOOK_MAX_BACKOFF_MS')
   }
   if (cluster && config.redisAdapter === 'classic') {
     throw new ConfigError('REDIS_ADAPTER=classic does not work on a Redis Cluster; use sharded')
@@ -289,6 +313,18 @@ function secret (minLength) {
     if (raw !== '' && raw.length < minLength) throw new Error(`must be at least ${minLength} characters`)
     return raw
   }
+}
+
+/** An absolute http: or https: URL; webhooks go nowhere else. @param {string} raw */
+export function httpUrl (raw) {
+  let url
+  try {
+    url = new URL(raw)
+  } catch {
+    throw new Error('expected an absolute http:// or https:// URL')
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('expected an http:// or https:// URL')
+  return url.href
 }
 
 /** @param {string} raw */

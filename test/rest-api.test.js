@@ -25,7 +25,7 @@ describe('REST session API', () => {
     const res = await api(tandem.url, '/api/sessions', { method: 'POST', body: { name: 'Interview #1' } })
     assert.equal(res.status, 201)
     assert.equal(res.headers.get('location'), `/api/sessions/${res.body.id}`)
-    assert.deepEqual(Object.keys(res.body), ['id', 'name', 'language', 'maxEditors', 'editors', 'createdAt', 'updatedAt'])
+    assert.deepEqual(Object.keys(res.body), ['id', 'name', 'language', 'maxEditors', 'editors', 'createdAt', 'updatedAt', 'webhook'])
     assert.match(res.body.id, /^[a-z0-9]{22}$/)
     assert.equal(res.body.name, 'Interview #1')
     assert.equal(res.body.language, 'plaintext')

@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { httpUrl } from '../config.js'
 import { AppError } from '../errors.js'
 import { DOC_ID_PATTERN } from '../../isomorphic/ids.js'
 
@@ -7,18 +8,29 @@ import { DOC_ID_PATTERN } from '../../isomorphic/ids.js'
 const name = z.string().trim().min(1).max(200)
 const language = z.string().regex(/^[a-z0-9+#._-]{1,40}$/, 'a lowercase language id such as `javascript`')
 const maxEditors = z.number().int().min(1).max(10000)
+// `null` clears it. Only http(s): the server sends requests to it.
+const webhookUrl = z.string().max(2048).transform((raw, ctx) => {
+  try {
+    return httpUrl(raw)
+  } catch (err) {
+    ctx.addIssue({ code: 'custom', message: /** @type {Error} */ (err).message })
+    return z.NEVER
+  }
+}).nullable()
 
 export const createSessionBody = z.object({
   name,
   language: language.optional(),
   maxEditors: maxEditors.optional(),
-  content: z.string().optional()
+  content: z.string().optional(),
+  webhookUrl: webhookUrl.optional()
 }).strict()
 
 export const updateSessionBody = z.object({
   name: name.optional(),
   language: language.optional(),
-  maxEditors: maxEditors.optional()
+  maxEditors: maxEditors.optional(),
+  webhookUrl: webhookUrl.optional()
 }).strict().refine(body => Object.keys(body).length > 0, 'name at least one field to change')
 
 const user = z.string().trim().min(1).max(100)

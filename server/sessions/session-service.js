@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto'
 import * as Y from 'yjs'
 import { AppError, fromStorage } from '../errors.js'
 import { TEXT_NAME } from '../../isomorphic/events.js'
+import { WEBHOOK_EVENTS } from '../webhooks/events.js'
 import { languageOf } from './language-of.js'
 
 /** Sessions for the REST API: one session, one document with the same id; `editors` is live. */
@@ -10,18 +11,22 @@ export class SessionService {
    * @param {object} deps @param {import('../storage/session-store.js').SessionStore} deps.store
    * @param {import('../storage/doc-store.js').DocStore} deps.docStore
    * @param {import('../documents/doc-registry.js').DocRegistry} deps.registry
-   * @param {import('../realtime/cluster.js').Cluster} deps.cluster @param {{ defaultMaxEditors: number }} deps.config
+   * @param {import('../realtime/cluster.js').Cluster} deps.cluster
+   * @param {{ defaultMaxEditors: number, webhookSecret: string }} deps.config
+   * @param {Pick<import('../webhooks/webhooks.js').Webhooks, 'emit'>} deps.webhooks
    */
-  constructor ({ store, docStore, registry, cluster, config }) {
+  constructor ({ store, docStore, registry, cluster, config, webhooks }) {
     this.store = store
     this.docStore = docStore
     this.registry = registry
     this.cluster = cluster
     this.config = config
+    this.webhooks = webhooks
   }
 
-  /** @param {{ name: string, language?: string, maxEditors?: number, content?: string }} input */
-  async create ({ name, language, maxEditors, content }) {
+  /** @param {{ name: string, language?: string, maxEditors?: number, content?: string, webhookUrl?: string | null }} input */
+  async create ({ name, language, maxEditors, content, webhookUrl }) {
+    this.#checkWebhook(webhookUrl)
     const id = newSessionId()
     if (content) {
       // The document is stored before the session exists, so nobody can join it half-seeded.
@@ -37,9 +42,11 @@ export class SessionService {
       language: language ?? languageOf(name),
       maxEditors: maxEditors ?? this.config.defaultMaxEditors,
       createdAt: now,
-      updatedAt: now
+      updatedAt: now,
+      ...(webhookUrl ? { webhookUrl } : {})
     }
     await fromStorage(this.store.put(record))
+    await this.webhooks.emit(WEBHOOK_EVENTS.SESSION_CREATED, record, { name: record.name, language: record.language, maxEditors: record.maxEditors })
     return present(record, 0)
   }
 
@@ -62,9 +69,12 @@ export class SessionService {
     return { sessions: await this.#withEditors(items), nextCursor }
   }
 
-  /** @param {string} id @param {{ name?: string, language?: string, maxEditors?: number }} changes */
-  async update (id, changes) {
+  /** @param {string} id @param {{ name?: string, language?: string, maxEditors?: number, webhookUrl?: string | null }} changes */
+  async update (id, { webhookUrl, ...changes }) {
+    this.#checkWebhook(webhookUrl)
     const record = { ...await this.record(id), ...changes, updatedAt: new Date().toISOString() }
+    if (webhookUrl) record.webhookUrl = webhookUrl
+    else if (webhookUrl === null) delete record.webhookUrl
     await fromStorage(this.store.put(record))
     const [session] = await this.#withEditors([record])
     return session
@@ -75,10 +85,18 @@ export class SessionService {
    * @param {string} id
    */
   async delete (id) {
-    await this.record(id)
+    const record = await this.record(id)
     this.cluster.sessionDeleted(id)
     await fromStorage(this.registry.destroy(id))
     await fromStorage(this.store.delete(id))
+    await this.webhooks.emit(WEBHOOK_EVENTS.SESSION_DELETED, record, {})
+  }
+
+  /** A URL nothing could sign for is refused before anything changes. @param {string | null | undefined} webhookUrl */
+  #checkWebhook (webhookUrl) {
+    if (webhookUrl && !this.config.webhookSecret) {
+      throw new AppError('BAD_REQUEST', 'invalid request', [{ field: 'webhookUrl', message: 'this server has no WEBHOOK_SECRET to sign webhooks with' }])
+    }
   }
 
   /** @param {import('../storage/session-store.js').SessionRecord[]} records */
@@ -89,8 +107,9 @@ export class SessionService {
 }
 
 /** @param {import('../storage/session-store.js').SessionRecord} record @param {number} editors */
-function present ({ id, name, language, maxEditors, createdAt, updatedAt }, editors) {
-  return { id, name, language, maxEditors, editors, createdAt, updatedAt }
+function present ({ id, name, language, maxEditors, createdAt, updatedAt, webhookUrl }, editors) {
+  // The URL itself may hold the receiver's token, and join-token holders read sessions too.
+  return { id, name, language, maxEditors, editors, createdAt, updatedAt, webhook: webhookUrl !== undefined }
 }
 
 /** Time-ordered ids (creation time in base 36, then 64 random bits): listing by key lists by age. */

@@ -3,9 +3,11 @@ import { createAdapter, createShardedAdapter } from '@socket.io/redis-adapter'
 import { usesRedis } from '../config.js'
 import { StartError } from '../exit-codes.js'
 import { LevelDocStore } from './level-doc-store.js'
+import { LevelOutbox } from './level-outbox.js'
 import { RedisDocFeed } from './redis-doc-feed.js'
 import { RedisDocStore } from './redis-doc-store.js'
 import { RedisGuard } from './redis-guard.js'
+import { RedisOutbox } from './redis-outbox.js'
 import { RedisSeats } from './redis-seats.js'
 import { LocalSeats } from './seats.js'
 import { LevelSessionStore } from './level-session-store.js'
@@ -21,6 +23,7 @@ import { closeRedis, connectRedis, isReady } from './redis.js'
  * @property {import('./doc-store.js').DocStore} docStore
  * @property {import('./session-store.js').SessionStore} sessionStore
  * @property {import('./seats.js').Seats} seats who holds a seat in which session
+ * @property {import('./outbox.js').Outbox} outbox webhook deliveries not yet answered
  * @property {any} [adapter] the Socket.IO adapter constructor; absent = the in-memory default
  * @property {import('./redis.js').RedisClient} [limitStore] where per-IP rate limits are counted; absent = in memory
  * @property {import('./redis-doc-feed.js').RedisDocFeed} [feed] absent in one process
@@ -52,6 +55,7 @@ export async function openBackend (config, logger, health) {
       docStore,
       sessionStore: new LevelSessionStore(guard, config),
       seats: new LocalSeats(),
+      outbox: new LevelOutbox(guard, { syncWrites: config.syncWrites, max: config.webhookOutboxMax }),
       isReady: () => guard.ready,
       close: async () => {
         // Only a database that took its last write leaves a log with no record cut short.
@@ -66,14 +70,22 @@ export async function openBackend (config, logger, health) {
 
   // Three connections: a broadcast must not queue behind XADDs, since the sharded adapter delivers even
   // to local sockets only once its SPUBLISH is answered. Connected together: one ready timeout, not three.
-  const [data, publisher, subscriber] = await Promise.all([
+  // With webhooks, a fourth: sending them must not queue commands in front of an update's append.
+  const [data, publisher, subscriber, sending] = await Promise.all([
     connectRedis(config, 'data', logger),
     connectRedis(config, 'pub', logger),
-    connectRedis(config, 'sub', logger, { subscriber: true })
+    connectRedis(config, 'sub', logger, { subscriber: true }),
+    config.webhookSecret ? connectRedis(config, 'webhooks', logger) : undefined
   ])
   const clients = [subscriber, publisher, data]
-  if (config.redisWaitAof) {
-    await checkWaitAof(data).catch(async (err) => {
+  if (sending) clients.push(sending)
+  const required = [
+    ...(config.redisWaitAof ? [{ version: 702, what: 'REDIS_WAITAOF=true', uses: 'WAITAOF', instead: 'unset REDIS_WAITAOF' }] : []),
+    // Webhooks wait for a Redis down at start, as editing does: checked only if it answers.
+    ...(sending ? [{ version: 602, what: 'WEBHOOK_SECRET (webhooks)', uses: 'XAUTOCLAIM, SET GET', instead: 'unset WEBHOOK_SECRET', unlessDown: true }] : [])
+  ]
+  for (const requirement of required) {
+    await requireRedis(data, requirement).catch(async (err) => {
       await Promise.all(clients.map(closeRedis))
       throw err
     })
@@ -85,12 +97,15 @@ export async function openBackend (config, logger, health) {
     : createAdapter(publishingSafely(publisher, logger), subscriber, { key: 'tandem', requestsTimeout: 2000 })
   const feed = new RedisDocFeed({ publisher, subscriber, sharded, logger })
   const guard = new RedisGuard(data, { health })
+  const processName = `${config.nodeName}/${process.pid}/${randomUUID().slice(0, 8)}`
   return {
     storage: 'redis',
     broadcast: `redis-${config.redisAdapter}`,
     docStore: new RedisDocStore(data, { guard, waitAof: config.redisWaitAof, feed, appendSpacingMs: config.redisAppendSpacingMs }),
     sessionStore: new RedisSessionStore(data),
-    seats: new RedisSeats(data, { guard, process: `${config.nodeName}/${process.pid}/${randomUUID().slice(0, 8)}`, leaseMs: config.seatLeaseMs, logger }),
+    seats: new RedisSeats(data, { guard, process: processName, leaseMs: config.seatLeaseMs, logger }),
+    // A live process answers a delivery within its timeout: one held twice as long is a dead process's.
+    outbox: new RedisOutbox(sending ?? data, { consumer: processName, max: config.webhookOutboxMax, claimAfterMs: 2 * config.webhookTimeoutMs + 1000 }),
     adapter,
     limitStore: data,
     feed,
@@ -103,12 +118,19 @@ export async function openBackend (config, logger, health) {
   }
 }
 
-/** @param {import('./redis.js').RedisClient} client */
-async function checkWaitAof (client) {
+/**
+ * Refuses to start on a Redis older than what a setting uses.
+ * @param {import('./redis.js').RedisClient} client
+ * @param {{ version: number, what: string, uses: string, instead: string, unlessDown?: boolean }} requirement
+ *   `version`: major × 100 + minor; `unlessDown`: a Redis that does not answer passes
+ */
+async function requireRedis (client, { version: needed, what, uses, instead, unlessDown = false }) {
+  if (unlessDown && !isReady(client)) return
   const info = await client.info('server')
   const version = /redis_version:(\d+)\.(\d+)/.exec(info)
-  if (!version || Number(version[1]) * 100 + Number(version[2]) < 702) {
-    throw new StartError('REDIS_UNSUPPORTED', `REDIS_WAITAOF=true needs Redis 7.2 or later (WAITAOF); this Redis is ${version ? `${version[1]}.${version[2]}` : 'of an unknown version'}: upgrade it, or unset REDIS_WAITAOF`, { redis: redisWhere(client) })
+  if (!version || Number(version[1]) * 100 + Number(version[2]) < needed) {
+    const neededName = `${Math.floor(needed / 100)}.${needed % 100}`
+    throw new StartError('REDIS_UNSUPPORTED', `${what} needs Redis ${neededName} or later (${uses}); this Redis is ${version ? `${version[1]}.${version[2]}` : 'of an unknown version'}: upgrade it, or ${instead}`, { redis: redisWhere(client) })
   }
 }
 

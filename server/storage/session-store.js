@@ -8,6 +8,7 @@
  * @property {number} maxEditors
  * @property {string} createdAt ISO time
  * @property {string} updatedAt ISO time
+ * @property {string} [webhookUrl] where this session's webhooks go too
  */
 
 /**

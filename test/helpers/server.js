@@ -60,7 +60,7 @@ export async function api (url, path, { method = 'GET', body, raw, headers = {} 
 
 /**
  * @param {string} url
- * @param {{ name?: string, language?: string, maxEditors?: number, content?: string }} [fields]
+ * @param {{ name?: string, language?: string, maxEditors?: number, content?: string, webhookUrl?: string }} [fields]
  */
 export async function createSession (url, fields = {}) {
   const res = await api(url, '/api/sessions', { method: 'POST', body: { name: 'test', ...fields } })

@@ -9,6 +9,7 @@
  * @property {number} editors
  * @property {string} createdAt
  * @property {string} updatedAt
+ * @property {boolean} webhook whether the session has a `webhookUrl` of its own
  */
 
 export class ApiError extends Error {
