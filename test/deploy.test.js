@@ -44,7 +44,8 @@ const OPERATOR_ENV = { AUTH_SECRET: 'an-operator-secret-of-at-least-32-chars', A
 
 /**
  * A compose `environment`, as a map or a list of KEY=VALUE, as strings, with `${NAME}` and
- * `${NAME:?message}` taken from OPERATOR_ENV as Compose would.
+ * `${NAME:?message}` taken from OPERATOR_ENV as Compose would, and `${NAME:-default}` from it or
+ * the default.
  * @param {any} service
  */
 function envOf (service) {
@@ -53,8 +54,8 @@ function envOf (service) {
   const entries = Array.isArray(env)
     ? env.map((/** @type {string} */ line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)])
     : Object.entries(env)
-  const interpolate = (/** @type {string} */ value) => value.replace(/\$\{(\w+)(?::\?[^}]*)?\}/g, (_, name) => {
-    const given = OPERATOR_ENV[/** @type {keyof typeof OPERATOR_ENV} */ (name)]
+  const interpolate = (/** @type {string} */ value) => value.replace(/\$\{(\w+)(?::\?[^}]*|:-([^}]*))?\}/g, (_, name, fallback) => {
+    const given = OPERATOR_ENV[/** @type {keyof typeof OPERATOR_ENV} */ (name)] ?? fallback
     assert.ok(given !== undefined, `docker-compose.yml needs \${${name}} from the operator, which docs/DEPLOYMENT.md does not ask for`)
     return given
   })
