@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict'
 import { join } from 'node:path'
+import { Writable } from 'node:stream'
 import { after, before, describe, it } from 'node:test'
+import pino from 'pino'
 import * as Y from 'yjs'
 import { EVENTS, TEXT_NAME } from '../isomorphic/events.js'
 import { startChildServer } from './helpers/child-server.js'
@@ -201,6 +203,28 @@ for (const storage of STORAGES) {
       const allowed = await api(tandem.url, `/api/sessions/${id}/content`, { method: 'PUT', body: { text: 'changed\n' }, headers: { authorization: `Bearer ${editor}` } })
       assert.equal(allowed.status, 200)
       assert.equal((await read(id)).text, 'changed\n')
+    })
+
+    it('writes an audit line for each change, naming the token\'s user and never the token', async (t) => {
+      const defer = deferrals(t)
+      /** @type {any[]} */
+      const lines = []
+      const logger = pino({ level: 'info' }, new Writable({ write (chunk, encoding, done) { lines.push(JSON.parse(String(chunk))); done() } }))
+      const audited = await startServer({ ...store.options('audited'), apiKey: API_KEY, authSecret: AUTH_SECRET }, { logger })
+      defer(() => audited.close())
+      const created = await api(audited.url, '/api/sessions', { method: 'POST', body: { name: 'a.js' }, headers: KEY })
+      const id = created.body.id
+      const minted = await api(audited.url, `/api/sessions/${id}/tokens`, { method: 'POST', body: { user: 'ada', role: 'editor' }, headers: KEY })
+      const asAda = { authorization: `Bearer ${minted.body.token}` }
+      const replaced = await api(audited.url, `/api/sessions/${id}/content`, { method: 'PUT', body: { text: 'a\n' }, headers: asAda })
+      const edited = await api(audited.url, `/api/sessions/${id}/edits`, { method: 'POST', body: { revision: replaced.body.revision, edits: [{ at: 0, insert: 'b' }] }, headers: KEY })
+      assert.equal(edited.status, 200)
+      const audit = lines.filter(line => line.audit && line.action.startsWith('content.'))
+      assert.deepEqual(audit.map(({ action, session, user, revision }) => ({ action, session, user, revision })), [
+        { action: 'content.replace', session: id, user: 'ada', revision: replaced.body.revision },
+        { action: 'content.edit', session: id, user: undefined, revision: edited.body.revision }
+      ])
+      assert.ok(!JSON.stringify(audit).includes(minted.body.token) && !JSON.stringify(audit).includes(API_KEY))
     })
 
     it('refuses a text that would take the document past MAX_DOC_BYTES with 413 TOO_LARGE, changing nothing', async (t) => {
