@@ -281,6 +281,20 @@ for (const storage of STORAGES) {
       assert.deepEqual(await read(id), start)
     })
 
+    it('refuses to change a text that holds an embedded object, whose positions no string can name', async (t) => {
+      const defer = deferrals(t)
+      const id = await newSession('ab\n')
+      const alice = await editorOf(id, defer)
+      assert.equal((await alice.edit(id, text => text.insertEmbed(1, { image: 'x.png' }))).ok, true)
+      const before = await read(id)
+      const res = await put(id, 'abc\n')
+      assert.equal(res.status, 400)
+      assert.equal(res.body.error.code, 'BAD_REQUEST')
+      const edits = await postEdits(id, { revision: before.revision, edits: [{ at: 2, insert: 'c' }] })
+      assert.equal(edits.status, 400)
+      assert.deepEqual(await read(id), before)
+    })
+
     it('stores and sends nothing for an unchanged text', async (t) => {
       const defer = deferrals(t)
       const id = await newSession('same\n')

@@ -64,8 +64,17 @@ async function takeEdits (doc, edits, author, { config, logger }) {
   return { revision: revisionOf(doc.ydoc), length: doc.ydoc.getText(TEXT_NAME).length }
 }
 
-/** @param {LiveDoc} doc */
-const textOf = doc => doc.ydoc.getText(TEXT_NAME).toString()
+/**
+ * BAD_REQUEST when the text holds embedded objects: each takes a position in the Y.Text and none in
+ * the string, so no position of the string would name the same place in the document.
+ * @param {LiveDoc} doc
+ */
+function textOf (doc) {
+  const ytext = doc.ydoc.getText(TEXT_NAME)
+  const text = ytext.toString()
+  if (text.length !== ytext.length) throw new AppError('BAD_REQUEST', 'the text holds embedded objects, which a change of its text cannot place')
+  return text
+}
 
 /**
  * The update that makes `edits` to `ydoc`'s text under `clientId`, holding only what they change.
