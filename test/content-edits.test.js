@@ -259,6 +259,20 @@ for (const storage of STORAGES) {
       assert.deepEqual(await read(id), now)
     })
 
+    it('replaces the text only while the document is still at the revision If-Match names', async () => {
+      const id = await newSession('v0\n')
+      const start = await read(id)
+      const ifMatch = (/** @type {string} */ revision) => ({ 'if-match': `"${revision}"` })
+      const first = await call(`/api/sessions/${id}/content`, { method: 'PUT', body: { text: 'v1\n' }, headers: ifMatch(start.revision) })
+      assert.equal(first.status, 200)
+      const stale = await call(`/api/sessions/${id}/content`, { method: 'PUT', body: { text: 'v2\n' }, headers: ifMatch(start.revision) })
+      assert.equal(stale.status, 409)
+      assert.equal(stale.body.error.code, 'CONFLICT')
+      assert.deepEqual(stale.body.error.details, { revision: first.body.revision })
+      assert.deepEqual(await read(id), { text: 'v1\n', revision: first.body.revision })
+      assert.equal((await call(`/api/sessions/${id}/content`, { method: 'PUT', body: { text: 'v2\n' }, headers: { 'if-match': '*' } })).status, 200)
+    })
+
     it('refuses edits out of order, overlapping, past the text or inside a character with 400 naming each, changing nothing', async () => {
       const id = await newSession('abc😀def\n')
       const start = await read(id)

@@ -45,7 +45,7 @@ export function contentRoutes ({ sessions, registry, guards, audit, config }) {
     const { text } = parse(replaceContentBody, typeof req.body === 'string' ? { text: req.body } : req.body)
     const caller = /** @type {Caller} */ (res.locals.caller)
     const deps = { config, logger: req.log }
-    const result = await withDoc(req.params.id, doc => replaceText(doc, text, authorOf(caller), deps))
+    const result = await withDoc(req.params.id, doc => replaceText(doc, text, authorOf(caller), deps, { ifRevision: revisionIn(req.get('if-match')) }))
     audit.action('content.replace', { ip: req.ip, session: req.params.id, ...whoOf(caller), revision: result.revision })
     res.set('etag', `"${result.revision}"`).json(result)
   })
@@ -60,6 +60,16 @@ export function contentRoutes ({ sessions, registry, guards, audit, config }) {
   })
 
   return router
+}
+
+/**
+ * The revision an `If-Match` names (GET …/content's ETag), or undefined for none or `*`.
+ * @param {string | undefined} header
+ */
+function revisionIn (header) {
+  const value = header?.trim()
+  if (value === undefined || value === '' || value === '*') return undefined
+  return value.replace(/^W\//, '').replace(/^"(.*)"$/, '$1')
 }
 
 /** @param {Caller} caller @returns {Author} */
