@@ -15,7 +15,7 @@ export const ERRORS = Object.freeze({
   TOO_LARGE: { status: 413, retry: true, description: 'The body, update or document exceeds its size limit; a refused update is kept and retried after backing off (the limit may be raised, or the document compacted).' },
   INVALID_UPDATE: { status: 422, retry: false, description: 'The bytes are not a valid Yjs (or awareness) update.' },
   OUT_OF_SYNC: { status: 409, retry: true, description: 'The update builds on changes the server does not have: join again, then send the difference.' },
-  CONFLICT: { status: 409, retry: false, description: 'The document is no longer at the revision the edits were made against: read the text again and make them anew (`details.revision` is the current one).' },
+  CONFLICT: { status: 409, retry: false, description: 'The document is no longer at the revision the change was made against: read the text again and make the change anew (`details.revision` is the current one).' },
   RATE_LIMITED: { status: 429, retry: true, description: 'A rate or count limit was reached; back off and retry.' },
   INTERNAL: { status: 500, retry: true, description: 'An unexpected server error (details are logged, not sent).' },
   UNAVAILABLE: { status: 503, retry: true, description: 'Storage is unavailable or the document failed to load; retry.' }

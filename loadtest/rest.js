@@ -27,7 +27,7 @@ const CLEANUP_CONCURRENCY = 8
 const CONTENT_LINES = Array.from({ length: 40 }, (_, i) => `  const line${i} = compute(${i})\n`).join('')
 
 /** The text of the `n`th PUT: one line differs from the one before. @param {number} n */
-export const contentOf = n => `${CONTENT_LINES}// request ${n}\n`
+const contentOf = n => `${CONTENT_LINES}// request ${n}\n`
 
 /**
  * @typedef {object} RestResult

@@ -117,7 +117,7 @@ export async function createServer (config, deps = {}) {
   const guards = apiGuards({ apiKey: config.apiKey, access, audit })
   // One limit per request, whichever of the session routers answers it.
   app.use('/api/sessions', rateLimited(limits.rest, audit))
-  app.use('/api/sessions', sessionsRoutes({ sessions, access, cluster, guards, audit, config }))
+  app.use('/api/sessions', sessionsRoutes({ sessions, registry, access, cluster, guards, audit, config }))
   app.use('/api/sessions', contentRoutes({ sessions, registry, guards, audit, config }))
   app.use(metricsRoutes({ token: config.metricsToken, gather: () => cluster.metricsRegistry(), audit }))
   app.use(staticRoutes())

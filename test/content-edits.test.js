@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict'
 import { join } from 'node:path'
+import { Writable } from 'node:stream'
 import { after, before, describe, it } from 'node:test'
+import pino from 'pino'
 import * as Y from 'yjs'
 import { EVENTS, TEXT_NAME } from '../isomorphic/events.js'
 import { startChildServer } from './helpers/child-server.js'
@@ -203,6 +205,28 @@ for (const storage of STORAGES) {
       assert.equal((await read(id)).text, 'changed\n')
     })
 
+    it('writes an audit line for each change, naming the token\'s user and never the token', async (t) => {
+      const defer = deferrals(t)
+      /** @type {any[]} */
+      const lines = []
+      const logger = pino({ level: 'info' }, new Writable({ write (chunk, encoding, done) { lines.push(JSON.parse(String(chunk))); done() } }))
+      const audited = await startServer({ ...store.options('audited'), apiKey: API_KEY, authSecret: AUTH_SECRET }, { logger })
+      defer(() => audited.close())
+      const created = await api(audited.url, '/api/sessions', { method: 'POST', body: { name: 'a.js' }, headers: KEY })
+      const id = created.body.id
+      const minted = await api(audited.url, `/api/sessions/${id}/tokens`, { method: 'POST', body: { user: 'ada', role: 'editor' }, headers: KEY })
+      const asAda = { authorization: `Bearer ${minted.body.token}` }
+      const replaced = await api(audited.url, `/api/sessions/${id}/content`, { method: 'PUT', body: { text: 'a\n' }, headers: asAda })
+      const edited = await api(audited.url, `/api/sessions/${id}/edits`, { method: 'POST', body: { revision: replaced.body.revision, edits: [{ at: 0, insert: 'b' }] }, headers: KEY })
+      assert.equal(edited.status, 200)
+      const audit = lines.filter(line => line.audit && line.action.startsWith('content.'))
+      assert.deepEqual(audit.map(({ action, session, user, revision }) => ({ action, session, user, revision })), [
+        { action: 'content.replace', session: id, user: 'ada', revision: replaced.body.revision },
+        { action: 'content.edit', session: id, user: undefined, revision: edited.body.revision }
+      ])
+      assert.ok(!JSON.stringify(audit).includes(minted.body.token) && !JSON.stringify(audit).includes(API_KEY))
+    })
+
     it('refuses a text that would take the document past MAX_DOC_BYTES with 413 TOO_LARGE, changing nothing', async (t) => {
       const defer = deferrals(t)
       const small = await startServer({ ...store.options('small'), maxDocBytes: 2048 })
@@ -235,6 +259,20 @@ for (const storage of STORAGES) {
       assert.deepEqual(await read(id), now)
     })
 
+    it('replaces the text only while the document is still at the revision If-Match names', async () => {
+      const id = await newSession('v0\n')
+      const start = await read(id)
+      const ifMatch = (/** @type {string} */ revision) => ({ 'if-match': `"${revision}"` })
+      const first = await call(`/api/sessions/${id}/content`, { method: 'PUT', body: { text: 'v1\n' }, headers: ifMatch(start.revision) })
+      assert.equal(first.status, 200)
+      const stale = await call(`/api/sessions/${id}/content`, { method: 'PUT', body: { text: 'v2\n' }, headers: ifMatch(start.revision) })
+      assert.equal(stale.status, 409)
+      assert.equal(stale.body.error.code, 'CONFLICT')
+      assert.deepEqual(stale.body.error.details, { revision: first.body.revision })
+      assert.deepEqual(await read(id), { text: 'v1\n', revision: first.body.revision })
+      assert.equal((await call(`/api/sessions/${id}/content`, { method: 'PUT', body: { text: 'v2\n' }, headers: { 'if-match': '*' } })).status, 200)
+    })
+
     it('refuses edits out of order, overlapping, past the text or inside a character with 400 naming each, changing nothing', async () => {
       const id = await newSession('abc😀def\n')
       const start = await read(id)
@@ -255,6 +293,20 @@ for (const storage of STORAGES) {
       }
       assert.equal((await put(id, /** @type {any} */ (undefined))).status, 400)
       assert.deepEqual(await read(id), start)
+    })
+
+    it('refuses to change a text that holds an embedded object, whose positions no string can name', async (t) => {
+      const defer = deferrals(t)
+      const id = await newSession('ab\n')
+      const alice = await editorOf(id, defer)
+      assert.equal((await alice.edit(id, text => text.insertEmbed(1, { image: 'x.png' }))).ok, true)
+      const before = await read(id)
+      const res = await put(id, 'abc\n')
+      assert.equal(res.status, 400)
+      assert.equal(res.body.error.code, 'BAD_REQUEST')
+      const edits = await postEdits(id, { revision: before.revision, edits: [{ at: 2, insert: 'c' }] })
+      assert.equal(edits.status, 400)
+      assert.deepEqual(await read(id), before)
     })
 
     it('stores and sends nothing for an unchanged text', async (t) => {

@@ -23,6 +23,17 @@ describe('per-IP limits', () => {
     await tandem.close()
   })
 
+  it('counts a request to a session\'s content once against REST_PER_MINUTE, as any other', async () => {
+    const tandem = await startServer({ restPerMinute: 4 })
+    const { id } = await createSession(tandem.url)
+    const statuses = []
+    for (let i = 0; i < 4; i++) {
+      statuses.push((await api(tandem.url, `/api/sessions/${id}/content`, { method: 'PUT', body: { text: `v${i}` } })).status)
+    }
+    assert.deepEqual(statuses, [200, 200, 200, 429], 'the create, then three changes')
+    await tandem.close()
+  })
+
   it('counts an IPv6 client by its /64, and an IPv4-mapped address as the IPv4 one', async () => {
     const tandem = await startServer({ restPerMinute: 3, trustProxy: 1 })
     const from = (/** @type {string} */ address) => api(tandem.url, '/api/sessions', { headers: { 'x-forwarded-for': address } })

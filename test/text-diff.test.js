@@ -57,6 +57,17 @@ describe('editsBetween', () => {
     assert.ok(edits.every(edit => edit.delete === 0 && edit.insert === '  '))
   })
 
+  it('keeps the edits of a text too long to diff at once small, cutting it at lines found once in each', () => {
+    const lines = Array.from({ length: 10_000 }, (_, i) => `${'  '.repeat(i % 4)}const v${i} = call(${i})\n`)
+    const before = lines.join('')
+    // Re-indented, with a blank line added every hundred lines: as many lines no longer pair up one to one.
+    const after = lines.map((line, i) => (i % 100 === 0 ? '\n' : '') + `  ${line}`).join('')
+    const edits = editsBetween(before, after)
+    assert.equal(applied(before, edits), after)
+    assert.equal(edits.length, 10_000)
+    assert.ok(edits.every(edit => edit.delete === 0 && edit.insert.length <= 3), 'no edit reaches past a line\'s indentation')
+  })
+
   it('keeps unchanged lines between changed ones out of the edits', () => {
     const before = 'a\nb\nc\nd\n'
     const after = 'a\nB\nc\nd\ne\n'

@@ -9,11 +9,14 @@ import diff from 'fast-diff'
 
 // Myers' diff (fast-diff) takes time in (N + M) × D, D the size of the difference, and has no
 // deadline: a large text unlike the stored one would hold the event loop. So lines are diffed first,
-// by their content without indentation (a re-indented line stays paired with its old self), and
-// characters only within each changed run of lines; a diff past MAX_DIFF_UNITS, or once a text's
-// diffs have spent DIFF_BUDGET, becomes one replacement (docs/PERFORMANCE.md, "Server edits").
-const MAX_DIFF_UNITS = 4096
-const DIFF_BUDGET = 32 * 1024 * 1024
+// by their content without indentation (a re-indented line stays paired with its old self), cut
+// where too many at lines found once in each text, and characters only within each changed run of
+// lines; a diff past MAX_DIFF_UNITS, or once a text's diffs have spent DIFF_BUDGET, becomes one
+// replacement (docs/PERFORMANCE.md, "Server edits").
+const MAX_DIFF_UNITS = 2048
+const DIFF_BUDGET = 8 * 1024 * 1024
+/** How many times a text too long to diff at once is cut at anchors before a part is replaced whole. */
+const MAX_ANCHOR_DEPTH = 4
 
 /**
  * The edits that turn `before` into `after`: few and small where the texts are alike, so that
@@ -38,8 +41,8 @@ class Edits {
   /** what the diffs of this text may still cost, in (N + M) × D */
   budget = DIFF_BUDGET
 
-  /** @param {string[]} before @param {string[]} after @param {number} at where `before` starts */
-  lines (before, after, at) {
+  /** @param {string[]} before @param {string[]} after @param {number} at where `before` starts @param {number} [depth] of anchoring */
+  lines (before, after, at, depth = 0) {
     let start = 0
     while (start < before.length && start < after.length && before[start] === after[start]) at += before[start++].length
     let end = 0
@@ -47,6 +50,10 @@ class Edits {
       before[before.length - 1 - end] === after[after.length - 1 - end]) end++
     const old = before.slice(start, before.length - end)
     const now = after.slice(start, after.length - end)
+    if (old.length + now.length > MAX_DIFF_UNITS && depth < MAX_ANCHOR_DEPTH && this.budget > 0) {
+      this.#anchored(old, now, at, depth)
+      return
+    }
     if (old.length + now.length > MAX_DIFF_UNITS || this.budget <= 0) {
       this.run(old, now, at)
       return
@@ -80,6 +87,31 @@ class Edits {
       i += deleted
       j += inserted
     }
+  }
+
+  /**
+   * Too many lines for one diff: the lines found once in each text, in the same order in both
+   * (patience diff's anchors), cut it into the smaller diffs between them.
+   * @param {string[]} old @param {string[]} now @param {number} at @param {number} depth
+   */
+  #anchored (old, now, at, depth) {
+    const anchors = uniqueAnchors(old, now)
+    if (anchors.length === 0) {
+      this.run(old, now, at)
+      return
+    }
+    let i = 0
+    let j = 0
+    for (const [oldAt, nowAt] of anchors) {
+      const gap = old.slice(i, oldAt)
+      this.lines(gap, now.slice(j, nowAt), at, depth + 1)
+      at += lengthOf(gap)
+      this.chars(old[oldAt], now[nowAt], at)
+      at += old[oldAt].length
+      i = oldAt + 1
+      j = nowAt + 1
+    }
+    this.lines(old.slice(i), now.slice(j), at, depth + 1)
   }
 
   /**
@@ -148,6 +180,59 @@ class Edits {
       this.list.push({ at, delete: length, insert })
     }
   }
+}
+
+/**
+ * Pairs of positions of lines whose content (without indentation) is found exactly once in each,
+ * the longest run of them in the same order in both.
+ * @param {string[]} old @param {string[]} now @returns {[number, number][]}
+ */
+function uniqueAnchors (old, now) {
+  /** @type {Map<string, { inOld: number, oldAt: number, inNow: number, nowAt: number }>} */
+  const seen = new Map()
+  old.forEach((line, oldAt) => {
+    const key = line.trim()
+    const entry = seen.get(key)
+    if (entry) entry.inOld++
+    else seen.set(key, { inOld: 1, oldAt, inNow: 0, nowAt: -1 })
+  })
+  now.forEach((line, nowAt) => {
+    const entry = seen.get(line.trim())
+    if (entry) {
+      entry.inNow++
+      entry.nowAt = nowAt
+    }
+  })
+  // A Map keeps the order of first sight, so these come in the old text's order.
+  /** @type {[number, number][]} */
+  const pairs = []
+  for (const { inOld, oldAt, inNow, nowAt } of seen.values()) if (inOld === 1 && inNow === 1) pairs.push([oldAt, nowAt])
+  return longestIncreasing(pairs)
+}
+
+/**
+ * The longest subsequence of `pairs` whose second positions increase too (patience sorting).
+ * @param {[number, number][]} pairs @returns {[number, number][]}
+ */
+function longestIncreasing (pairs) {
+  /** @type {number[]} for each length, the pair ending the run of that length with the lowest end */
+  const ends = []
+  const previous = new Int32Array(pairs.length)
+  pairs.forEach(([, nowAt], k) => {
+    let low = 0
+    let high = ends.length
+    while (low < high) {
+      const middle = (low + high) >> 1
+      if (pairs[ends[middle]][1] < nowAt) low = middle + 1
+      else high = middle
+    }
+    previous[k] = low > 0 ? ends[low - 1] : -1
+    ends[low] = k
+  })
+  /** @type {[number, number][]} */
+  const run = []
+  for (let k = ends.length > 0 ? ends[ends.length - 1] : -1; k !== -1; k = previous[k]) run.push(pairs[k])
+  return run.reverse()
 }
 
 /** @param {number} code */

@@ -21,12 +21,15 @@ import { editsBetween, isHighSurrogate, isLowSurrogate } from './text-diff.js'
  * Replaces the text with `text` by the edits that turn one into the other (text-diff.js), so that
  * editors' concurrent edits and cursors outside the changed parts survive: a forward edit, also for
  * restoring an earlier text. An unchanged text changes and stores nothing. With a shared store the
- * copy catches up first, so the difference is taken from the newest text.
+ * copy catches up first, so the difference is taken from the newest text; given `ifRevision`, the
+ * document must still be at it (else CONFLICT).
  * @param {LiveDoc} doc @param {string} text @param {Author} author @param {EditDeps} deps
+ * @param {{ ifRevision?: string }} [options]
  * @returns {Promise<EditResult>}
  */
-export async function replaceText (doc, text, author, deps) {
+export async function replaceText (doc, text, author, deps, { ifRevision } = {}) {
   await catchUp(doc, deps.logger)
+  if (ifRevision !== undefined) checkRevision(doc, ifRevision)
   return takeEdits(doc, editsBetween(textOf(doc), text), author, deps)
 }
 
@@ -38,12 +41,17 @@ export async function replaceText (doc, text, author, deps) {
  */
 export async function applyEdits (doc, revision, edits, author, deps) {
   await catchUp(doc, deps.logger)
-  const current = revisionOf(doc.ydoc)
-  if (current !== revision) {
-    throw new AppError('CONFLICT', `the document is at revision ${current}: make the edits against its text again`, { revision: current })
-  }
+  checkRevision(doc, revision)
   checkPositions(edits, textOf(doc))
   return takeEdits(doc, edits, author, deps)
+}
+
+/** CONFLICT, with the current revision in its details, unless the document is at `revision`. @param {LiveDoc} doc @param {string} revision */
+function checkRevision (doc, revision) {
+  const current = revisionOf(doc.ydoc)
+  if (current !== revision) {
+    throw new AppError('CONFLICT', `the document is at revision ${current}: read its text again and make the change anew`, { revision: current })
+  }
 }
 
 /**
@@ -64,8 +72,17 @@ async function takeEdits (doc, edits, author, { config, logger }) {
   return { revision: revisionOf(doc.ydoc), length: doc.ydoc.getText(TEXT_NAME).length }
 }
 
-/** @param {LiveDoc} doc */
-const textOf = doc => doc.ydoc.getText(TEXT_NAME).toString()
+/**
+ * BAD_REQUEST when the text holds embedded objects: each takes a position in the Y.Text and none in
+ * the string, so no position of the string would name the same place in the document.
+ * @param {LiveDoc} doc
+ */
+function textOf (doc) {
+  const ytext = doc.ydoc.getText(TEXT_NAME)
+  const text = ytext.toString()
+  if (text.length !== ytext.length) throw new AppError('BAD_REQUEST', 'the text holds embedded objects, which a change of its text cannot place')
+  return text
+}
 
 /**
  * The update that makes `edits` to `ydoc`'s text under `clientId`, holding only what they change.

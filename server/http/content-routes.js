@@ -1,19 +1,16 @@
 import express, { Router } from 'express'
-import * as Y from 'yjs'
-import { AppError, fromStorage } from '../errors.js'
-import { TEXT_NAME } from '../../isomorphic/events.js'
+import { AppError } from '../errors.js'
 import { isDocId } from '../../isomorphic/ids.js'
-import { revisionOf } from '../documents/revision.js'
 import { applyEdits, replaceText } from '../documents/text-edit.js'
-import { contentQuery, parse, replaceContentBody, textEditsBody } from './validation.js'
+import { parse, replaceContentBody, textEditsBody } from './validation.js'
 /** @import { Author } from '../documents/live-doc.js' */
 /** @import { Caller } from '../auth/api-key.js' */
 
 /**
- * /api/sessions/:id/content and /edits: a document's text, read or changed over HTTP. A change goes
- * through the rules of an editor's update, reaches every editor as a `doc:update`, and is answered
- * once stored. Reading takes the API key or a join token for the session; changing, the API key or
- * an editor's token.
+ * PUT /api/sessions/:id/content and POST …/edits: a document's text changed over HTTP (it is read
+ * with GET …/content, sessions-routes.js). A change goes through the rules of an editor's update,
+ * reaches every editor as a `doc:update`, and is answered once stored. It takes the API key or an
+ * editor's join token for the session.
  * @param {object} deps @param {import('../sessions/session-service.js').SessionService} deps.sessions
  * @param {import('../documents/doc-registry.js').DocRegistry} deps.registry
  * @param {ReturnType<typeof import('../auth/api-key.js').apiGuards>} deps.guards
@@ -21,7 +18,7 @@ import { contentQuery, parse, replaceContentBody, textEditsBody } from './valida
  */
 export function contentRoutes ({ sessions, registry, guards, audit, config }) {
   const router = Router()
-  const { requireApiKeyOrToken, requireApiKeyOrEditor } = guards
+  const { requireApiKeyOrEditor } = guards
   // Read only by the routes that take one, after the credentials (sessions-routes.js says why).
   const json = express.json({ limit: config.maxBodyBytes })
   const plainText = express.text({ limit: config.maxBodyBytes, type: 'text/plain' })
@@ -31,7 +28,7 @@ export function contentRoutes ({ sessions, registry, guards, audit, config }) {
   })
 
   /**
-   * The session's document, held open (and caught up with a shared store) while `use` runs.
+   * The session's document, held open while `use` runs.
    * @template T @param {string} id @param {(doc: import('../documents/live-doc.js').LiveDoc) => Promise<T>} use
    */
   const withDoc = async (id, use) => {
@@ -44,24 +41,11 @@ export function contentRoutes ({ sessions, registry, guards, audit, config }) {
     }
   }
 
-  router.get('/:id/content', requireApiKeyOrToken, async (req, res) => {
-    const { format } = parse(contentQuery, req.query)
-    await withDoc(req.params.id, async (doc) => {
-      // Another process may have stored edits this copy has not read yet.
-      await fromStorage(doc.catchUp())
-      if (format === 'yjs') {
-        res.type('application/octet-stream').send(Buffer.from(Y.encodeStateAsUpdate(doc.ydoc)))
-      } else {
-        res.set('etag', `"${revisionOf(doc.ydoc)}"`).type('text/plain').send(doc.ydoc.getText(TEXT_NAME).toString())
-      }
-    })
-  })
-
   router.put('/:id/content', requireApiKeyOrEditor, json, plainText, async (req, res) => {
     const { text } = parse(replaceContentBody, typeof req.body === 'string' ? { text: req.body } : req.body)
     const caller = /** @type {Caller} */ (res.locals.caller)
     const deps = { config, logger: req.log }
-    const result = await withDoc(req.params.id, doc => replaceText(doc, text, authorOf(caller), deps))
+    const result = await withDoc(req.params.id, doc => replaceText(doc, text, authorOf(caller), deps, { ifRevision: revisionIn(req.get('if-match')) }))
     audit.action('content.replace', { ip: req.ip, session: req.params.id, ...whoOf(caller), revision: result.revision })
     res.set('etag', `"${result.revision}"`).json(result)
   })
@@ -76,6 +60,16 @@ export function contentRoutes ({ sessions, registry, guards, audit, config }) {
   })
 
   return router
+}
+
+/**
+ * The revision an `If-Match` names (GET …/content's ETag), or undefined for none or `*`.
+ * @param {string | undefined} header
+ */
+function revisionIn (header) {
+  const value = header?.trim()
+  if (value === undefined || value === '' || value === '*') return undefined
+  return value.replace(/^W\//, '').replace(/^"(.*)"$/, '$1')
 }
 
 /** @param {Caller} caller @returns {Author} */

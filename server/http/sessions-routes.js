@@ -1,18 +1,22 @@
 import express, { Router } from 'express'
-import { AppError } from '../errors.js'
+import * as Y from 'yjs'
+import { AppError, fromStorage } from '../errors.js'
+import { TEXT_NAME } from '../../isomorphic/events.js'
 import { isDocId } from '../../isomorphic/ids.js'
-import { createSessionBody, createTokenBody, listSessionsQuery, parse, revokeTokensQuery, updateSessionBody } from './validation.js'
+import { revisionOf } from '../documents/revision.js'
+import { contentQuery, createSessionBody, createTokenBody, listSessionsQuery, parse, revokeTokensQuery, updateSessionBody } from './validation.js'
 
 /**
  * /api/sessions. Management needs the API key; reading a session also takes its join token; listing
  * needs the key unless LIST_NEEDS_API_KEY=false.
  * @param {object} deps @param {import('../sessions/session-service.js').SessionService} deps.sessions
+ * @param {import('../documents/doc-registry.js').DocRegistry} deps.registry
  * @param {import('../auth/access.js').Access} deps.access
  * @param {import('../realtime/cluster.js').Cluster} deps.cluster
  * @param {ReturnType<typeof import('../auth/api-key.js').apiGuards>} deps.guards
  * @param {import('../audit.js').Audit} deps.audit @param {import('../config.js').Config} deps.config
  */
-export function sessionsRoutes ({ sessions, access, cluster, guards, audit, config }) {
+export function sessionsRoutes ({ sessions, registry, access, cluster, guards, audit, config }) {
   const router = Router()
   const tokenBody = createTokenBody(config.maxTokenTtlSeconds)
   const { requireApiKey, requireApiKeyOrToken } = guards
@@ -78,6 +82,24 @@ export function sessionsRoutes ({ sessions, access, cluster, guards, audit, conf
     cluster.accessRevoked(req.params.id, { user })
     audit.action('token.revoke', { ip: req.ip, session: req.params.id, user })
     res.status(204).end()
+  })
+
+  router.get('/:id/content', requireApiKeyOrToken, async (req, res) => {
+    const { format } = parse(contentQuery, req.query)
+    await sessions.record(req.params.id)
+    const doc = await registry.open(req.params.id)
+    try {
+      // Another process may have stored edits this copy has not read yet.
+      await fromStorage(doc.catchUp())
+      if (format === 'yjs') {
+        res.type('application/octet-stream').send(Buffer.from(Y.encodeStateAsUpdate(doc.ydoc)))
+      } else {
+        // The revision lets a client that changes the text say which one it read (content-routes.js).
+        res.set('etag', `"${revisionOf(doc.ydoc)}"`).type('text/plain').send(doc.ydoc.getText(TEXT_NAME).toString())
+      }
+    } finally {
+      registry.release(doc)
+    }
   })
 
   return router
