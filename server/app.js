@@ -9,6 +9,7 @@ import { DocRegistry } from './documents/doc-registry.js'
 import { errorHandler, notFound } from './http/error-handler.js'
 import { clientIpOf } from './http/client-ip.js'
 import { healthRoutes } from './http/health-routes.js'
+import { historyRoutes } from './http/history-routes.js'
 import { metricsRoutes } from './http/metrics-routes.js'
 import { allowedOrigins, corsOptionsOf, isLoopback, localHostOnly, sameOriginOnly } from './http/origins.js'
 import { rateLimited } from './http/rate-limited.js'
@@ -20,12 +21,13 @@ import { createLogger } from './logger.js'
 import { createMetrics, registerGauges } from './metrics.js'
 import { admission, watchPendingConnections } from './realtime/admission.js'
 import { createCluster } from './realtime/cluster.js'
-import { closeForEditors } from './realtime/editors.js'
+import { closeForEditors, membershipsOf } from './realtime/editors.js'
 import { relayOf } from './realtime/room-relay.js'
 import { CLOSE_REASONS } from '../isomorphic/events.js'
 import { createIo, handleConnections } from './realtime/io.js'
 import { frameWriter } from './realtime/write-frame.js'
 import { dropSlowConsumers } from './realtime/slow-consumers.js'
+import { HistoryService } from './sessions/history-service.js'
 import { SessionService } from './sessions/session-service.js'
 import { openBackend } from './storage/backend.js'
 import { StorageHealth } from './storage/storage-health.js'
@@ -39,7 +41,7 @@ const CLOSE_GRACE_MS = 1000
  * shared through the store, broadcasts and control messages through the adapter.
  * @param {import('./config.js').Config} config
  * @param {{ logger?: import('pino').Logger, now?: () => number }} [deps] `now`: the clock of
- *   per-connection rates and audit sampling, in ms (tests move it by hand)
+ *   per-connection rates, audit sampling and history, in ms (tests move it by hand)
  */
 export async function createServer (config, deps = {}) {
   const logger = deps.logger ?? createLogger(config)
@@ -63,6 +65,17 @@ export async function createServer (config, deps = {}) {
     // `on`: a socket closes once, and `once` keeps a wrapper per connection.
     socket.on('close', forgetUpgraded)
   })
+  const now = deps.now ?? Date.now
+  /** @type {import('./documents/live-doc.js').DocHistory | null} */
+  const docHistory = config.historyRetentionMs > 0
+    ? {
+        now,
+        // The join token's user; with auth off, the name the editor's awareness shows.
+        authorOf: (doc, socket) => membershipsOf(socket).get(doc.id)?.user ?? doc.awareness.nameOf(socket),
+        // After the documents' compactions, which run once the server is built.
+        compact: (docId) => history.compact(docId)
+      }
+    : null
   const relayOptions = { awarenessIntervalMs: config.awarenessIntervalMs, fanOutSpacing: config.fanOutSpacing, metrics, writeFrame: frameWriter(logger) }
   const registry = new DocRegistry({
     store: backend.docStore,
@@ -72,7 +85,8 @@ export async function createServer (config, deps = {}) {
     feed: backend.feed,
     onInvalid: (docId, docs) => closeForEditors(docs, docId, CLOSE_REASONS.RELOAD),
     onRemoteUpdate: (doc, update) => relayOf(doc, io.of('/'), relayOptions).update(update),
-    onApplied: (doc, applied) => relayOf(doc, io.of('/'), relayOptions).updates(applied)
+    onApplied: (doc, applied) => relayOf(doc, io.of('/'), relayOptions).updates(applied),
+    history: docHistory
   })
   registerGauges(metrics, {
     connections: () => io.engine.clientsCount,
@@ -81,6 +95,8 @@ export async function createServer (config, deps = {}) {
   })
   const cluster = createCluster(io, { enabled: backend.adapter !== undefined, adapterReady: backend.adapterReady, feed: backend.feed, seats: backend.seats, registry, metrics, logger })
   const sessions = new SessionService({ store: backend.sessionStore, docStore: backend.docStore, registry, cluster, config })
+  /** @type {HistoryService} */
+  const history = new HistoryService({ store: backend.historyStore, sessions, registry, config, now })
   const access = new Access({ config, store: backend.sessionStore })
   const limits = createLimits(config, backend.limitStore)
   const audit = createAudit(logger, { now: deps.now })
@@ -108,9 +124,10 @@ export async function createServer (config, deps = {}) {
   app.use(sameOriginOnly(corsOrigin))
   app.use(cors(corsOptionsOf(corsOrigin)))
   app.use('/api', healthRoutes({ storage: backend.storage, broadcast: backend.broadcast, auth: access.enabled, isReady, storageError: () => storageHealth.error }))
-  app.use('/api/sessions', rateLimited(limits.rest, audit), sessionsRoutes({
-    sessions, registry, access, cluster, guards: apiGuards({ apiKey: config.apiKey, access, audit }), audit, config
-  }))
+  const guards = apiGuards({ apiKey: config.apiKey, access, audit })
+  app.use('/api/sessions', rateLimited(limits.rest, audit), sessionsRoutes({ sessions, registry, access, cluster, guards, audit, config, history }))
+  // Past the sessions' routes, and their rate limit.
+  app.use('/api/sessions', historyRoutes({ history, guards, audit, config }))
   app.use(metricsRoutes({ token: config.metricsToken, gather: () => cluster.metricsRegistry(), audit }))
   app.use(staticRoutes())
   app.use(notFound)
@@ -124,6 +141,7 @@ export async function createServer (config, deps = {}) {
     io,
     registry,
     sessions,
+    history,
     metrics,
     logger,
     backend,

@@ -74,6 +74,9 @@ export const SAME_ORIGIN = 'same-origin'
  * @property {number} fanOutSpacing gap between a busy room's broadcasts, in multiples of the last send's duration
  *   (0 = every turn); rooms of fewer than 8 editors get every update at once. Default 3.
  * @property {number} maxBufferedBytes bytes queued for a connection that is not reading before it is dropped. Default 16 MiB.
+ * @property {number} historyRetentionMs how long a document's history is kept, in ms, from a duration (`30d`, `12h`; 0 = keep none). Default 0.
+ * @property {number} historyKeystrokesMs how long history keeps every update before folding them into one per minute, in ms, from a duration. Default 1h.
+ * @property {number} historyMaxBytes bytes of history kept per document (checkpoints aside); the oldest go first. Default 64 MiB.
  */
 
 /** @type {Record<keyof Config, { env: string, default: string, parse: (raw: string) => any, secret?: boolean }>} */
@@ -129,7 +132,10 @@ const OPTIONS = {
   maxAwarenessIdsPerUser: { env: 'MAX_AWARENESS_IDS_PER_USER', default: '64', parse: integer(1, 1e6) },
   awarenessIdHoldMs: { env: 'AWARENESS_ID_HOLD_MS', default: '300000', parse: integer(0, 24 * 3600 * 1000) },
   fanOutSpacing: { env: 'FANOUT_SPACING', default: '3', parse: integer(0, 100) },
-  maxBufferedBytes: { env: 'MAX_BUFFERED_BYTES', default: String(16 * MiB), parse: integer(64 * 1024, 1024 * MiB) }
+  maxBufferedBytes: { env: 'MAX_BUFFERED_BYTES', default: String(16 * MiB), parse: integer(64 * 1024, 1024 * MiB) },
+  historyRetentionMs: { env: 'HISTORY_RETENTION', default: '0', parse: duration(3650) },
+  historyKeystrokesMs: { env: 'HISTORY_KEYSTROKES', default: '1h', parse: duration(3650) },
+  historyMaxBytes: { env: 'HISTORY_MAX_BYTES', default: String(64 * MiB), parse: integer(MiB, 64 * 1024 * MiB) }
 }
 
 /** The environment variables `loadConfig` reads, with their defaults (for docs and tests). */
@@ -230,6 +236,20 @@ function integer (min, max) {
     const value = Number(raw)
     if (value < min || value > max) throw new Error(`expected ${min}..${max}`)
     return value
+  }
+}
+
+const DURATION_UNITS = Object.freeze({ s: 1000, m: 60 * 1000, h: 3600 * 1000, d: 24 * 3600 * 1000 })
+
+/** A whole number of s, m, h or d (`30d`), or 0; in ms. @param {number} maxDays */
+function duration (maxDays) {
+  return (/** @type {string} */ raw) => {
+    if (raw === '0') return 0
+    const match = /^(\d+)([smhd])$/.exec(raw)
+    if (!match) throw new Error('expected 0 or a duration such as 90s, 30m, 12h or 30d')
+    const ms = Number(match[1]) * DURATION_UNITS[/** @type {keyof typeof DURATION_UNITS} */ (match[2])]
+    if (ms > maxDays * DURATION_UNITS.d) throw new Error(`expected at most ${maxDays}d`)
+    return ms
   }
 }
 

@@ -20,6 +20,14 @@ export const DOC_STATES = Object.freeze({ LOADING: 'loading', LIVE: 'live', CLOS
 /** @typedef {{ update: Uint8Array, sender: import('socket.io').Socket, resolve: () => void, reject: (err: unknown) => void }} TakenUpdate */
 
 /**
+ * What keeping a document's history takes (absent: none is kept).
+ * @typedef {object} DocHistory
+ * @property {() => number} now the server clock, in ms
+ * @property {(doc: LiveDoc, sender: import('socket.io').Socket) => string | null} authorOf who sent an update
+ * @property {(docId: string) => Promise<void>} compact the history's compaction, run after the document's
+ */
+
+/**
  * A document in memory while it has editors: Y.Doc, awareness, sockets, write queue. Updates are
  * applied, relayed, then group-committed; compactions run beside the writes on stored state only.
  */
@@ -39,7 +47,7 @@ export class LiveDoc {
   bytes = 0
   /** @type {import('./update-check.js').Additions} what the updates taken this turn may add */
   takenAdditions = { structs: 0, clients: 0 }
-  /** @type {{ update: Uint8Array, resolve: () => void, reject: (err: unknown) => void }[]} updates applied, waiting to be written */
+  /** @type {{ update: Uint8Array, by: string | null, resolve: () => void, reject: (err: unknown) => void }[]} updates applied, waiting to be written */
   #queue = []
   /** @type {TakenUpdate[]} this process's editors' updates taken this turn, not applied yet */
   #taken = []
@@ -78,8 +86,9 @@ export class LiveDoc {
    * @param {(doc: LiveDoc, update: Uint8Array) => void} deps.onRemoteUpdate what another process stored that this copy lacked
    * @param {(doc: LiveDoc, taken: TakenUpdate[]) => void} deps.onApplied this process's editors' updates, once applied
    * @param {import('pino').Logger} deps.logger @param {import('../metrics.js').Metrics} deps.metrics
+   * @param {DocHistory | null} [deps.history]
    */
-  constructor (id, { store, compactAfterUpdates, compactions, maxDocBytes, maxDocStructs, onUntrusted, onRemoteUpdate, onApplied, logger, metrics }) {
+  constructor (id, { store, compactAfterUpdates, compactions, maxDocBytes, maxDocStructs, onUntrusted, onRemoteUpdate, onApplied, logger, metrics, history = null }) {
     this.id = id
     this.store = store
     this.compactAfterUpdates = compactAfterUpdates
@@ -91,6 +100,7 @@ export class LiveDoc {
     this.onApplied = onApplied
     this.logger = logger
     this.metrics = metrics
+    this.history = history
   }
 
   /**
@@ -196,10 +206,10 @@ export class LiveDoc {
     for (const entry of taken) this.#enqueue(entry)
   }
 
-  /** Group commit: one write at a time, each taking all queued meanwhile. @param {{ update: Uint8Array, resolve: () => void, reject: (err: unknown) => void }} entry */
-  #enqueue (entry) {
+  /** Group commit: one write at a time, each taking all queued meanwhile. @param {TakenUpdate} entry */
+  #enqueue ({ update, sender, resolve, reject }) {
     this.#queuedCount++
-    this.#queue.push(entry)
+    this.#queue.push({ update, by: this.history?.authorOf(this, sender) ?? null, resolve, reject })
     if (this.#queue.length === 1) this.#oneAtATime(() => this.#writeQueued())
   }
 
@@ -240,6 +250,7 @@ export class LiveDoc {
       await this.#oneAtATime(async () => {
         await this.#compacting
         if (compact && this.distrustedBy === null && this.#storedUpdates > 1) await this.#compactStored({ exclusive: true })
+        if (compact) await this.#compactHistory()
       })
     } finally {
       this.#close()
@@ -371,7 +382,8 @@ export class LiveDoc {
     if (batch.length === 0) return
     let stored
     try {
-      stored = await this.store.append(this.id, batch.map(entry => entry.update), this.#known())
+      const history = this.history ? { at: this.history.now(), by: batch.map(entry => entry.by) } : undefined
+      stored = await this.store.append(this.id, batch.map(entry => entry.update), this.#known(), history)
     } catch (err) {
       if (isBehind(err) && await this.#writeBack()) {
         for (const entry of batch) entry.resolve()
@@ -398,6 +410,7 @@ export class LiveDoc {
       if (!this.live) return
       this.#compacting = this.#compactStored({ exclusive: false })
         .catch(err => this.logger.warn({ err }, 'compaction failed'))
+        .then(() => this.#compactHistory())
         .finally(() => { this.#compacting = null })
       await this.#compacting
     }
@@ -482,6 +495,11 @@ export class LiveDoc {
     // Appends stored meanwhile stay in the log.
     this.#storedUpdates = Math.max(1, this.#storedUpdates - covered + 1)
     if (compacted) this.metrics.compactions.inc()
+  }
+
+  /** Never fails: history's compaction only bounds what history keeps. */
+  async #compactHistory () {
+    await this.history?.compact(this.id).catch(err => this.logger.warn({ err, doc: this.id }, 'history compaction failed'))
   }
 
   /** @template T @param {() => Promise<T>} step @returns {Promise<T>} */

@@ -19,6 +19,7 @@ import { closeRedis, connectRedis, isReady } from './redis.js'
  * @property {string} storage what stores sessions and documents (`leveldb`, `redis`)
  * @property {string} broadcast what carries broadcasts between processes (`memory`, `redis-sharded`, `redis-classic`)
  * @property {import('./doc-store.js').DocStore} docStore
+ * @property {import('./history-store.js').HistoryStore} historyStore what the document store's appends keep in history
  * @property {import('./session-store.js').SessionStore} sessionStore
  * @property {import('./seats.js').Seats} seats who holds a seat in which session
  * @property {any} [adapter] the Socket.IO adapter constructor; absent = the in-memory default
@@ -50,6 +51,7 @@ export async function openBackend (config, logger, health) {
       storage: 'leveldb',
       broadcast: 'memory',
       docStore,
+      historyStore: docStore.history,
       sessionStore: new LevelSessionStore(guard, config),
       seats: new LocalSeats(),
       isReady: () => guard.ready,
@@ -85,10 +87,12 @@ export async function openBackend (config, logger, health) {
     : createAdapter(publishingSafely(publisher, logger), subscriber, { key: 'tandem', requestsTimeout: 2000 })
   const feed = new RedisDocFeed({ publisher, subscriber, sharded, logger })
   const guard = new RedisGuard(data, { health })
+  const docStore = new RedisDocStore(data, { guard, waitAof: config.redisWaitAof, feed, appendSpacingMs: config.redisAppendSpacingMs })
   return {
     storage: 'redis',
     broadcast: `redis-${config.redisAdapter}`,
-    docStore: new RedisDocStore(data, { guard, waitAof: config.redisWaitAof, feed, appendSpacingMs: config.redisAppendSpacingMs }),
+    docStore,
+    historyStore: docStore.history,
     sessionStore: new RedisSessionStore(data),
     seats: new RedisSeats(data, { guard, process: `${config.nodeName}/${process.pid}/${randomUUID().slice(0, 8)}`, leaseMs: config.seatLeaseMs, logger }),
     adapter,
