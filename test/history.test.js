@@ -97,6 +97,10 @@ for (const { mode, redis } of MODES) {
       }
       // Just before the first edit the document was empty.
       assert.equal((await textAt(session.id, moments[0].at - MINUTE / 2)).body, '')
+      const asYjs = await get(`/api/sessions/${session.id}/content?at=${new Date(moments[1].at).toISOString()}&format=yjs`)
+      const rebuilt = new Y.Doc()
+      Y.applyUpdate(rebuilt, asYjs.body)
+      assert.equal(rebuilt.getText(TEXT_NAME).toString(), moments[1].text)
 
       const history = await get(`/api/sessions/${session.id}/history`)
       assert.equal(history.status, 200)
@@ -261,13 +265,8 @@ for (const { mode, redis } of MODES) {
       const session = await newSession(tandem.url)
       const ada = await editorFor(session.id, 'ada')
       await ada.insert(session.id, 0, 'kept')
-      const store = tandem.server.backend.docStore
-      const append = store.append.bind(store)
-      // Refused the way a full disk or a failed Redis refuses: the write fails, nothing is stored.
-      store.append = () => Promise.reject(new Error('storage refused the write'))
-      const refused = await ada.insert(session.id, 4, ' lost')
+      const refused = await refusedByStorage(tandem, redisServer, () => ada.insert(session.id, 4, ' lost'))
       assert.equal(refused.ok, false)
-      store.append = append
       const history = await get(`/api/sessions/${session.id}/history`)
       assert.deepEqual(history.body.buckets.map((/** @type {any} */ bucket) => bucket.updates), [1])
       assert.equal((await textAt(get, session.id, clock.now())).body, 'kept')
@@ -321,6 +320,34 @@ describe('history through a crash (embedded LevelDB)', () => {
     assert.equal((await server.stop('SIGTERM')).code, 0)
   })
 })
+
+/**
+ * Runs `write` while storage refuses writes: Redis past maxmemory (its OOM refusal), or the update
+ * log failing as a full disk does.
+ * @template T @param {Awaited<ReturnType<typeof startServer>>} tandem
+ * @param {Awaited<ReturnType<typeof startRedis>> | undefined} redisServer @param {() => Promise<T>} write
+ */
+async function refusedByStorage (tandem, redisServer, write) {
+  if (redisServer) {
+    const admin = redisServer.client()
+    try {
+      await admin.config('SET', 'maxmemory-policy', 'noeviction')
+      await admin.config('SET', 'maxmemory', '1')
+      return await write()
+    } finally {
+      await admin.config('SET', 'maxmemory', '0')
+      admin.quit()
+    }
+  }
+  const log = /** @type {any} */ (tandem.server.backend.docStore).log
+  const logWrite = log.write
+  log.write = () => Promise.reject(Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' }))
+  try {
+    return await write()
+  } finally {
+    log.write = logWrite
+  }
+}
 
 /** @param {(path: string) => Promise<any>} get @param {string} id @param {number} at */
 const textAt = (get, id, at) => get(`/api/sessions/${id}/content?at=${new Date(at).toISOString()}`)

@@ -5,12 +5,14 @@ import { foldMinutes, replayTo, stateOf, stepsBetween, updateOf } from './histor
 
 // History's own compaction, run after the document's (never on the ACK path). In order, each step
 // one write of its own, so a crash between leaves history whole: updates older than the keystroke
-// window are folded into one step per minute; a keyframe (the whole document) is kept every
-// KEYFRAME_EVERY steps, so that rebuilding any time replays at most that many; what is older than
+// window are folded into one step per minute, and the keyframes among them thinned to the last of
+// each hour; a keyframe (the whole document) is kept every KEYFRAME_EVERY steps, so that rebuilding
+// any time replays at most that many (or an hour of minutes); what is older than
 // retention becomes the base; past the size cap, the base moves on a keyframe at a time.
 
 /** Steps (updates or folded minutes) between two keyframes. */
 export const KEYFRAME_EVERY = 2000
+const HOUR_MS = 3600 * 1000
 /** Keyframes dropped at most per compaction for the size cap: the rest waits for the next one. */
 const MAX_CAP_STEPS = 8
 
@@ -26,7 +28,14 @@ const MAX_CAP_STEPS = 8
 export async function compactHistory (store, docId, now, { retentionMs, keystrokesMs, maxBytes }) {
   const foldUpTo = minuteEnd(now - keystrokesMs) - 60000
   const old = await store.entries(docId, -1, foldUpTo, Infinity)
-  if (old.length > 0) await store.fold(docId, { foldedUpTo: foldUpTo, steps: foldMinutes(old) })
+  if (old.length > 0) {
+    /** @type {Map<number, number>} the last keyframe of each hour */
+    const lastOfHour = new Map()
+    const times = await store.keyframeTimes(docId, -1, foldUpTo)
+    for (const at of times) lastOfHour.set(Math.floor(at / HOUR_MS), at)
+    const droppedKeyframes = times.filter(at => lastOfHour.get(Math.floor(at / HOUR_MS)) !== at)
+    await store.fold(docId, { foldedUpTo: foldUpTo, steps: foldMinutes(old), droppedKeyframes })
+  }
   await addKeyframes(store, docId, now)
   const base = await store.base(docId)
   const dropUpTo = minuteEnd(now - retentionMs) - 60000
@@ -54,17 +63,16 @@ async function addKeyframes (store, docId, now) {
   const ydoc = new Y.Doc()
   try {
     if (start) Y.applyUpdate(ydoc, start.state)
-    let since = 0
-    Y.transact(ydoc, () => {
-      for (const [i, step] of steps.entries()) {
-        Y.applyUpdate(ydoc, updateOf(step))
-        since++
-        if (since >= KEYFRAME_EVERY && i + 1 < steps.length && steps[i + 1].at > step.at) {
-          keyframes.push({ at: step.at, state: Y.encodeStateAsUpdate(ydoc) })
-          since = 0
-        }
-      }
-    })
+    let from = 0
+    // A transaction per keyframe: each ends, merging what it split, before its keyframe is encoded.
+    while (from < steps.length) {
+      let to = Math.min(from + KEYFRAME_EVERY, steps.length)
+      // Never between two steps of one millisecond.
+      while (to < steps.length && steps[to].at === steps[to - 1].at) to++
+      Y.transact(ydoc, () => { for (let i = from; i < to; i++) Y.applyUpdate(ydoc, updateOf(steps[i])) })
+      if (to - from >= KEYFRAME_EVERY && to < steps.length) keyframes.push({ at: steps[to - 1].at, state: Y.encodeStateAsUpdate(ydoc) })
+      from = to
+    }
   } finally {
     ydoc.destroy()
   }

@@ -36,21 +36,30 @@ export async function stepsBetween (store, docId, after, upTo, limit) {
 }
 
 /**
- * The document's state at `at` as one Yjs update. @param {HistoryStore} store @param {string} docId @param {number} at
+ * The document at `at`; the caller destroys it. @param {HistoryStore} store @param {string} docId @param {number} at
  */
-export async function stateAt (store, docId, at) {
+export async function docAt (store, docId, at) {
   const { start, steps } = await replayTo(store, docId, at)
-  return stateOf(start, steps)
+  return docOf(start, steps)
 }
 
-/** @param {HistoryState | null} start @param {(EntryStep | MinuteStepAt)[]} steps */
-export function stateOf (start, steps) {
+/**
+ * Applied in one transaction, which ends (merging what it split) before anything is encoded from it.
+ * @param {HistoryState | null} start @param {(EntryStep | MinuteStepAt)[]} steps
+ */
+export function docOf (start, steps) {
   const ydoc = new Y.Doc()
+  Y.transact(ydoc, () => {
+    if (start) Y.applyUpdate(ydoc, start.state)
+    for (const step of steps) Y.applyUpdate(ydoc, updateOf(step))
+  })
+  return ydoc
+}
+
+/** The document as one Yjs update. @param {HistoryState | null} start @param {(EntryStep | MinuteStepAt)[]} steps */
+export function stateOf (start, steps) {
+  const ydoc = docOf(start, steps)
   try {
-    Y.transact(ydoc, () => {
-      if (start) Y.applyUpdate(ydoc, start.state)
-      for (const step of steps) Y.applyUpdate(ydoc, updateOf(step))
-    })
     return Y.encodeStateAsUpdate(ydoc)
   } finally {
     ydoc.destroy()

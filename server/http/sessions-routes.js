@@ -3,7 +3,7 @@ import * as Y from 'yjs'
 import { AppError, fromStorage } from '../errors.js'
 import { TEXT_NAME } from '../../isomorphic/events.js'
 import { isDocId } from '../../isomorphic/ids.js'
-import { textOf } from '../sessions/history-service.js'
+import { stateOfDoc, textOf, textOfState } from '../sessions/history-service.js'
 import { contentQuery, createSessionBody, createTokenBody, listSessionsQuery, parse, revokeTokensQuery, updateSessionBody } from './validation.js'
 
 /**
@@ -87,10 +87,21 @@ export function sessionsRoutes ({ sessions, registry, access, cluster, guards, a
 
   router.get('/:id/content', requireApiKeyOrToken, async (req, res) => {
     const { format, at, checkpoint } = parse(contentQuery, req.query)
-    if (at !== undefined || checkpoint !== undefined) {
-      const state = at !== undefined ? await history.stateAt(req.params.id, at) : await history.checkpointState(req.params.id, String(checkpoint))
+    if (at !== undefined) {
+      // Read before the type is set: a refusal is sent as JSON.
+      if (format === 'yjs') {
+        const state = await history.readAt(req.params.id, at, stateOfDoc)
+        res.type('application/octet-stream').send(Buffer.from(state))
+      } else {
+        const text = await history.readAt(req.params.id, at, textOf)
+        res.type('text/plain').send(text)
+      }
+      return
+    }
+    if (checkpoint !== undefined) {
+      const state = await history.checkpointState(req.params.id, checkpoint)
       if (format === 'yjs') res.type('application/octet-stream').send(Buffer.from(state))
-      else res.type('text/plain').send(textOf(state))
+      else res.type('text/plain').send(textOfState(state))
       return
     }
     await sessions.record(req.params.id)

@@ -2,7 +2,7 @@ import * as Y from 'yjs'
 import { AppError, fromStorage } from '../errors.js'
 import { TEXT_NAME } from '../../isomorphic/events.js'
 import { compactHistory } from '../documents/history-compaction.js'
-import { changeOf, gone, replayTo, stateAt, stateOf, stepsBetween, summaryOf } from '../documents/history-replay.js'
+import { changeOf, docAt, gone, replayTo, stateOf, stepsBetween, summaryOf } from '../documents/history-replay.js'
 import { revisionOf } from '../documents/revision.js'
 import { minuteEnd } from '../storage/history-store.js'
 /** @import { MinuteSummary } from '../storage/history-store.js' */
@@ -35,12 +35,17 @@ export class HistoryService {
   }
 
   /**
-   * The document at `at` as one Yjs update: HISTORY_GONE before what history holds.
-   * @param {string} id @param {number} at
+   * The document at `at` (HISTORY_GONE before what history holds), read by `read` before it is destroyed.
+   * @template T @param {string} id @param {number} at @param {(ydoc: Y.Doc) => T} read
    */
-  async stateAt (id, at) {
+  async readAt (id, at, read) {
     await this.#retainedFromAfter(id, at)
-    return fromStorage(stateAt(this.store, id, at))
+    const ydoc = await fromStorage(docAt(this.store, id, at))
+    try {
+      return read(ydoc)
+    } finally {
+      ydoc.destroy()
+    }
   }
 
   /** The document as checkpoint `name` named it; NOT_FOUND if none has that name. @param {string} id @param {string} name */
@@ -164,12 +169,18 @@ export class HistoryService {
 /** @param {number} ms */
 const iso = ms => new Date(ms).toISOString()
 
-/** @param {Uint8Array} state the text of a state. */
-export function textOf (state) {
+/** @param {Y.Doc} ydoc */
+export const textOf = ydoc => ydoc.getText(TEXT_NAME).toString()
+
+/** @param {Y.Doc} ydoc */
+export const stateOfDoc = ydoc => Y.encodeStateAsUpdate(ydoc)
+
+/** The text of a state. @param {Uint8Array} state */
+export function textOfState (state) {
   const ydoc = new Y.Doc()
   try {
     Y.applyUpdate(ydoc, state)
-    return ydoc.getText(TEXT_NAME).toString()
+    return textOf(ydoc)
   } finally {
     ydoc.destroy()
   }

@@ -16,6 +16,7 @@
  * @property {number} [foldedUpTo] entries stored at or before this are dropped (now in `steps`)
  * @property {MinuteStep[]} [steps] new folded minutes
  * @property {HistoryState[]} [keyframes] new states to start a replay from
+ * @property {number[]} [droppedKeyframes] the times of keyframes no longer needed
  * @property {HistoryState} [base] the new oldest state: everything at or before its time is dropped
  */
 
@@ -26,6 +27,7 @@
  * @property {(docId: string, after: number, upTo: number, limit: number) => Promise<MinuteStep[]>} steps
  *   folded minutes ending after `after`, up to `upTo`, oldest first
  * @property {(docId: string, at: number) => Promise<HistoryState | null>} keyframeAt the newest keyframe at or before `at`
+ * @property {(docId: string, after: number, upTo: number) => Promise<number[]>} keyframeTimes oldest first
  * @property {(docId: string) => Promise<HistoryState | null>} base the oldest state history holds, once older ones were dropped
  * @property {(docId: string) => Promise<number>} bytes what the document's history takes, roughly
  * @property {(docId: string, fold: Fold) => Promise<void>} fold

@@ -70,24 +70,31 @@ export class LevelHistory {
     return found ? { at: parseInt(found[0].slice(-TIME_WIDTH), 16), state: found[1] } : null
   }
 
+  /** @param {string} docId @param {number} after @param {number} upTo */
+  async keyframeTimes (docId, after, upTo) {
+    const keys = await this.guard.read(() => this.level.keys(timeRange(docId, 'k', after, upTo, Infinity)).all())
+    return keys.map(key => parseInt(key.slice(-TIME_WIDTH), 16))
+  }
+
   /** @param {string} docId */
   async base (docId) {
     const value = await this.guard.read(() => this.level.get(`${docId}!base`))
     return value ? decodeState(value) : null
   }
 
-  /** @param {string} docId */
+  /**
+   * LevelDB's estimate of the disk the entries, minutes and keyframes take (what is still only in
+   * memory counts once written out), and the base: no read of the history itself. @param {string} docId
+   */
   async bytes (docId) {
-    let sum = 0
-    for (const kind of ['e', 'm', 'k']) {
-      const values = await this.guard.read(() => this.level.values(timeRange(docId, kind, -1, Number.MAX_SAFE_INTEGER, Infinity)).all())
-      for (const value of values) sum += value.byteLength
-    }
-    return sum + ((await this.base(docId))?.state.byteLength ?? 0)
+    const prefix = `!history!${docId}!`
+    const sizes = await Promise.all(['e', 'k', 'm'].map(kind =>
+      this.guard.read(() => this.guard.db.approximateSize(`${prefix}${kind}!`, `${prefix}${kind}!~`))))
+    return sizes.reduce((sum, size) => sum + size, 0) + ((await this.base(docId))?.state.byteLength ?? 0)
   }
 
   /** One batch. @param {string} docId @param {import('./history-store.js').Fold} fold */
-  async fold (docId, { foldedUpTo, steps = [], keyframes = [], base }) {
+  async fold (docId, { foldedUpTo, steps = [], keyframes = [], droppedKeyframes = [], base }) {
     // Entries the fold replaces may still be held: moved later, they would come back.
     if (this.held(docId).length > 0) await this.moveHeld()
     /** @type {HistoryOp[]} */
@@ -97,6 +104,7 @@ export class LevelHistory {
       for (const key of keys) ops.push({ type: 'del', sublevel: this.level, key })
     }
     if (foldedUpTo !== undefined) await dropped('e', foldedUpTo)
+    for (const at of droppedKeyframes) ops.push({ type: 'del', sublevel: this.level, key: `${docId}!k!${hex(at)}` })
     if (base) {
       for (const kind of ['e', 'm', 'k']) await dropped(kind, base.at)
       ops.push({ type: 'put', sublevel: this.level, key: `${docId}!base`, value: encodeState(base) })
@@ -105,7 +113,7 @@ export class LevelHistory {
       if (!base || step.end > base.at) ops.push({ type: 'put', sublevel: this.level, key: `${docId}!m!${hex(step.end)}`, value: encodeStep(step) })
     }
     for (const keyframe of keyframes) {
-      if (!base || keyframe.at > base.at) ops.push({ type: 'put', sublevel: this.level, key: `${docId}!k!${hex(keyframe.at)}`, value: encodeState(keyframe) })
+      if (!base || keyframe.at > base.at) ops.push({ type: 'put', sublevel: this.level, key: `${docId}!k!${hex(keyframe.at)}`, value: keyframe.state })
     }
     await this.guard.write(() => this.level.batch(ops))
   }

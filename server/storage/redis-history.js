@@ -54,17 +54,26 @@ export class RedisHistory {
     return found ? { at: timeOf(found[0]), state: new Uint8Array(fieldsOf(found[1]).u) } : null
   }
 
+  /** @param {string} docId @param {number} after @param {number} upTo */
+  async keyframeTimes (docId, after, upTo) {
+    const found = await this.#range(historyKeysOf(docId).keyframes, after, upTo, Infinity)
+    return found.map(([id]) => timeOf(id))
+  }
+
   /** @param {string} docId */
   async base (docId) {
     const [at, data] = await this.guard.read(() => this.client.hmgetBuffer(historyKeysOf(docId).base, 'at', 'data'))
     return at && data ? { at: Number(at.toString()), state: new Uint8Array(data) } : null
   }
 
-  /** Redis's estimate of the memory of the entries, minutes, keyframes and base. @param {string} docId */
+  /**
+   * The memory of the entries, minutes, keyframes and base. Counted whole (SAMPLES 0): a sample of a
+   * stream's entries says little when keyframes sit beside minutes. @param {string} docId
+   */
   async bytes (docId) {
     const { entries, steps, keyframes, base } = historyKeysOf(docId)
     const sizes = await Promise.all([entries, steps, keyframes, base].map(key =>
-      this.guard.read(() => /** @type {Promise<number | null>} */ (this.client.call('MEMORY', 'USAGE', key)))))
+      this.guard.read(() => /** @type {Promise<number | null>} */ (this.client.call('MEMORY', 'USAGE', key, 'SAMPLES', '0')))))
     return sizes.reduce((/** @type {number} */ sum, size) => sum + (size ?? 0), 0)
   }
 
@@ -72,7 +81,7 @@ export class RedisHistory {
    * One MULTI, under a lock so that two processes never fold the same minutes; a fold that loses the
    * lock changes nothing. @param {string} docId @param {import('./history-store.js').Fold} fold
    */
-  async fold (docId, { foldedUpTo, steps = [], keyframes = [], base }) {
+  async fold (docId, { foldedUpTo, steps = [], keyframes = [], droppedKeyframes = [], base }) {
     const keys = historyKeysOf(docId)
     const token = `${process.pid}-${Math.random().toString(36).slice(2)}`
     const locked = await this.guard.write(() => this.client.set(keys.lock, token, 'PX', LOCK_TTL_MS, 'NX'))
@@ -82,6 +91,7 @@ export class RedisHistory {
       const lastKeyframe = await this.#newestId(keys.keyframes)
       const multi = this.client.multi()
       if (foldedUpTo !== undefined) multi.xtrim(keys.entries, 'MINID', `${foldedUpTo + 1}-0`)
+      if (droppedKeyframes.length > 0) multi.xdel(keys.keyframes, ...droppedKeyframes.map(at => `${at}-0`))
       // Ids only grow: what another fold wrote already is not written again.
       for (const step of steps) {
         if (step.end > lastStep && (!base || step.end > base.at)) multi.xadd(keys.steps, `${step.end}-0`, 'u', encodeStep(step))
