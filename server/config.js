@@ -135,7 +135,7 @@ const OPTIONS = {
   maxBufferedBytes: { env: 'MAX_BUFFERED_BYTES', default: String(16 * MiB), parse: integer(64 * 1024, 1024 * MiB) },
   historyRetentionMs: { env: 'HISTORY_RETENTION', default: '0', parse: duration(3650) },
   historyKeystrokesMs: { env: 'HISTORY_KEYSTROKES', default: '1h', parse: duration(3650) },
-  historyMaxBytes: { env: 'HISTORY_MAX_BYTES', default: String(64 * MiB), parse: integer(MiB, 64 * 1024 * MiB) }
+  historyMaxBytes: { env: 'HISTORY_MAX_BYTES', default: String(64 * MiB), parse: integer(64 * 1024, 64 * 1024 * MiB) }
 }
 
 /** The environment variables `loadConfig` reads, with their defaults (for docs and tests). */

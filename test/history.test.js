@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import * as Y from 'yjs'
 import { EVENTS, TEXT_NAME } from '../isomorphic/events.js'
+import { compactHistory } from '../server/documents/history-compaction.js'
 import { minuteEnd } from '../server/storage/history-store.js'
 import { startChildServer } from './helpers/child-server.js'
 import { TestEditor, awarenessUpdate } from './helpers/editor.js'
@@ -232,6 +233,48 @@ for (const { mode, redis } of MODES) {
       await tandem.close()
     })
 
+    it('keeps a keyframe every few thousand updates, and past HISTORY_MAX_BYTES moves where history starts', async () => {
+      const clock = movableClock()
+      const { tandem, textAt } = await historyServer(clock)
+      const session = await newSession(tandem.url)
+      const start = Date.parse(session.createdAt) + 1000
+      // Explicit times, through the store's own append: 5000 keystrokes, one append per 100 ms.
+      const typist = new Y.Doc()
+      const text = typist.getText(TEXT_NAME)
+      /** @type {{ at: number, text: string }[]} */
+      const moments = []
+      for (let i = 0; i < 5000; i++) {
+        /** @type {Uint8Array[]} */
+        const updates = []
+        typist.once('update', (/** @type {Uint8Array} */ update) => updates.push(update))
+        if (i % 6 === 5) text.delete(text.length - 1, 1)
+        else text.insert(text.length, 'abcdefghij'[i % 10])
+        const at = start + i * 100
+        await tandem.server.backend.docStore.append(session.id, updates, null, { at, by: ['ada'] })
+        if (i % 500 === 250) moments.push({ at, text: text.toString() })
+      }
+      clock.advance(start + 5000 * 100 - clock.now() + MINUTE)
+      const store = tandem.server.backend.historyStore
+      const limits = { retentionMs: 30 * DAY, keystrokesMs: 3600 * 1000, maxBytes: 64 * 1024 * 1024 }
+      await compactHistory(store, session.id, clock.now(), limits)
+      assert.deepEqual(await store.keyframeTimes(session.id, -1, clock.now()), [start + 1999 * 100, start + 3999 * 100])
+      for (const { at, text: expected } of moments) assert.equal((await textAt(session.id, at)).body, expected)
+
+      await flushed(tandem)
+      const bytes = await store.bytes(session.id)
+      assert.ok(bytes > 64 * 1024, `history takes ${bytes} bytes`)
+      await compactHistory(store, session.id, clock.now(), { ...limits, maxBytes: 64 * 1024 })
+      const base = await store.base(session.id)
+      assert.ok(base && base.at >= start + 1999 * 100, 'the base moved past the oldest updates')
+      for (const { at, text: expected } of moments) {
+        const res = await textAt(session.id, at)
+        if (at < /** @type {{ at: number }} */ (base).at) assert.equal(res.body.error.code, 'HISTORY_GONE')
+        else assert.equal(res.body, expected)
+      }
+      assert.equal((await textAt(session.id, clock.now())).body, text.toString())
+      await tandem.close()
+    })
+
     it('removes a session\'s history and checkpoints with the session', async () => {
       const clock = movableClock()
       const { tandem, editorFor } = await historyServer(clock)
@@ -351,6 +394,18 @@ async function refusedByStorage (tandem, redisServer, write) {
 
 /** @param {(path: string) => Promise<any>} get @param {string} id @param {number} at */
 const textAt = (get, id, at) => get(`/api/sessions/${id}/content?at=${new Date(at).toISOString()}`)
+
+/**
+ * Waits until LevelDB holds what the update log held and has written it to its tables, where its
+ * size is counted; nothing to do with Redis.
+ * @param {Awaited<ReturnType<typeof startServer>>} tandem
+ */
+async function flushed (tandem) {
+  const store = /** @type {any} */ (tandem.server.backend.historyStore)
+  if (!store.level) return
+  await new Promise(resolve => setTimeout(resolve, 250))
+  await store.guard.db.compactRange('!history!', '!history!~')
+}
 
 /** @param {TestEditor} editor @param {string} id @param {string} text */
 async function waitForText (editor, id, text) {
