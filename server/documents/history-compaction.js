@@ -11,7 +11,7 @@ import { foldMinutes, replayTo, stateOf, stepsBetween, updateOf } from './histor
 // retention becomes the base; past the size cap, the base moves on a keyframe at a time.
 
 /** Steps (updates or folded minutes) between two keyframes. */
-export const KEYFRAME_EVERY = 2000
+export const KEYFRAME_EVERY = 1000
 const HOUR_MS = 3600 * 1000
 /** Keyframes dropped at most per compaction for the size cap: the rest waits for the next one. */
 const MAX_CAP_STEPS = 8
