@@ -113,6 +113,10 @@ async function measure (storage, { hours }, { redisUrl }) {
     const final = await fetch(`${url}/api/sessions/${session.id}/content?at=${new Date(start + HOUR_MS).toISOString()}`, { headers }).then(res => res.text())
     if (final !== text) throw new Error('content?at= the end of the hour is not the text typed')
     const at = /** @type {import('../loadtest/histogram.js').LatencySummary} */ (summarize(latency))
+    const overviewStarted = performance.now()
+    const overview = await fetch(`${url}/api/sessions/${session.id}/history`, { headers }).then(res => res.json())
+    const overviewMs = performance.now() - overviewStarted
+    if (overview.buckets.length < 60) throw new Error('/history has fewer buckets than the hour has minutes')
 
     // Two hours on, the hour is folded into minutes.
     offset = 3 * HOUR_MS
@@ -144,7 +148,7 @@ async function measure (storage, { hours }, { redisUrl }) {
     }
     const loadWith = /** @type {import('../loadtest/histogram.js').LatencySummary} */ (summarize(loads.history))
     const loadWithout = /** @type {import('../loadtest/histogram.js').LatencySummary} */ (summarize(loads.none))
-    return { storage, updates: typed.length, rawBytes, keyframedBytes, foldedBytes, at, loadWith, loadWithout, hours }
+    return { storage, updates: typed.length, rawBytes, keyframedBytes, foldedBytes, at, overviewMs, loadWith, loadWithout, hours }
   } finally {
     await server.close()
     await rm(dir, { recursive: true, force: true })
@@ -183,6 +187,7 @@ export async function main (argv) {
       console.log(`\n${storage}: ${r.updates} updates in the hour`)
       console.log(`  history bytes, every update kept: ${mib(r.rawBytes)}; with keyframes: ${mib(r.keyframedBytes)}; folded into minutes: ${mib(r.foldedBytes)}`)
       console.log(`  content?at= over ${AT_REQUESTS} times of the hour: median ${r.at.p50.toFixed(1)} ms, p90 ${r.at.p90.toFixed(1)} ms, p99 ${r.at.p99.toFixed(1)} ms`)
+      console.log(`  /history of the hour, every update kept: ${r.overviewMs.toFixed(0)} ms`)
       console.log(`  load, ${r.hours} h of history: median ${r.loadWith.p50.toFixed(1)} ms; none: median ${r.loadWithout.p50.toFixed(1)} ms (${LOAD_RUNS} alternating runs each)`)
     } finally {
       await redisServer?.stop()
