@@ -140,6 +140,8 @@ for (const { mode, redis } of MODES) {
       const viewer = await tokenFor(session.id, 'val', 'viewer')
       const post = (/** @type {string} */ token, /** @type {unknown} */ body) =>
         api(tandem.url, `/api/sessions/${session.id}/checkpoints`, { method: 'POST', body, headers: { authorization: `Bearer ${token}` } })
+      assert.equal((await post(adaToken, { name: '🎉 v1' })).status, 201)
+      clock.advance(1000)
       const created = await post(adaToken, { name: 'draft' })
       assert.equal(created.status, 201)
       assert.equal(created.body.name, 'draft')
@@ -155,7 +157,12 @@ for (const { mode, redis } of MODES) {
       assert.equal(kept.body, 'first draft')
       assert.equal((await get(`/api/sessions/${session.id}/content?checkpoint=nope`)).body.error.code, 'NOT_FOUND')
       const history = await get(`/api/sessions/${session.id}/history`)
-      assert.deepEqual(history.body.checkpoints.map((/** @type {any} */ c) => [c.name, c.by]), [['draft', 'ada']])
+      assert.deepEqual(history.body.checkpoints.map((/** @type {any} */ c) => [c.name, c.by]), [['🎉 v1', 'ada'], ['draft', 'ada']])
+      // A viewer reads history, and the text of a checkpoint.
+      const asViewer = { authorization: `Bearer ${viewer}` }
+      assert.equal((await api(tandem.url, `/api/sessions/${session.id}/history`, { headers: asViewer })).status, 200)
+      assert.equal((await api(tandem.url, `/api/sessions/${session.id}/content?checkpoint=${encodeURIComponent('🎉 v1')}`, { headers: asViewer })).body, 'first draft')
+      assert.equal((await api(tandem.url, `/api/sessions/${session.id}/checkpoints`, { method: 'POST', raw: '{"name":', headers: KEY })).body.error.code, 'BAD_REQUEST')
       ada.close()
       await tandem.close()
     })

@@ -134,19 +134,22 @@ export class LevelHistory {
 
   /** @param {string} docId */
   async checkpoints (docId) {
-    const values = await this.guard.read(() => this.level.values({ gt: `${docId}!c!`, lt: `${docId}!c!\uffff` }).all())
-    return values.map(value => decodeCheckpoint(value).checkpoint).sort((a, b) => a.at - b.at)
+    const values = await this.guard.read(() => this.level.values(prefixed(`${docId}!c!`)).all())
+    return values.map(value => decodeCheckpoint(value).checkpoint).sort((a, b) => a.at - b.at || (a.name < b.name ? -1 : 1))
   }
 
   /** Deletes for LevelDocStore's delete of the document. @param {string} docId @returns {Promise<HistoryOp[]>} */
   async deleteOps (docId) {
-    const keys = await this.guard.read(() => this.level.keys({ gt: `${docId}!`, lt: `${docId}!\uffff` }).all())
+    const keys = await this.guard.read(() => this.level.keys(prefixed(`${docId}!`)).all())
     return keys.map(key => ({ type: 'del', sublevel: this.level, key }))
   }
 }
 
 /** @param {number} value */
 const hex = value => value.toString(16).padStart(TIME_WIDTH, '0')
+
+/** Every key that starts with `prefix`, whatever follows (a name may hold any character). @param {string} prefix ending in `!` */
+const prefixed = prefix => ({ gt: prefix, lt: `${prefix.slice(0, -1)}"` })
 
 /** @param {string} docId @param {string} name */
 const checkpointKey = (docId, name) => `${docId}!c!${name}`

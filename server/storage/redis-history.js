@@ -124,7 +124,7 @@ export class RedisHistory {
   /** @param {string} docId */
   async checkpoints (docId) {
     const values = await this.guard.read(() => this.client.hvalsBuffer(historyKeysOf(docId).checkpoints))
-    return values.map(value => decodeCheckpoint(value).checkpoint).sort((a, b) => a.at - b.at)
+    return values.map(value => decodeCheckpoint(value).checkpoint).sort((a, b) => a.at - b.at || (a.name < b.name ? -1 : 1))
   }
 
   /** @param {string} key @param {number} after @param {number} upTo @param {number} limit @returns {Promise<StreamEntries>} */
