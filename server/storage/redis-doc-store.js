@@ -272,7 +272,9 @@ export class RedisDocStore {
   async delete (docId) {
     const keys = keysOf(docId)
     await this.guard.write(() => execMulti(this.client.multi()
-      .del(keys.snap, keys.log, keys.lock, ...Object.values(historyKeysOf(docId)))
+      .del(keys.snap, keys.log, keys.lock)
+      // History may hold hours of entries: freed off Redis's main thread.
+      .unlink(...Object.values(historyKeysOf(docId)))
       .set(keys.deleted, '1', 'PX', TOMBSTONE_TTL_MS)))
   }
 
