@@ -56,8 +56,10 @@ export async function compactHistory (store, docId, now, { retentionMs, keystrok
  * @param {HistoryStore} store @param {string} docId @param {number} now
  */
 async function addKeyframes (store, docId, now) {
-  const { start, steps } = await replayTo(store, docId, now)
-  if (steps.length < KEYFRAME_EVERY) return
+  // Most compactions find too few steps since the last keyframe, and read no more than that.
+  const { start, steps: first } = await replayTo(store, docId, now, KEYFRAME_EVERY + 1)
+  if (first.length <= KEYFRAME_EVERY) return
+  const steps = await stepsBetween(store, docId, start?.at ?? -1, now, Infinity)
   /** @type {HistoryState[]} */
   const keyframes = []
   const ydoc = new Y.Doc()
