@@ -299,8 +299,9 @@ for (const { mode, redis } of MODES) {
 
       await flushed(tandem)
       const bytes = await store.bytes(session.id)
-      assert.ok(bytes > 64 * 1024, `history takes ${bytes} bytes`)
-      await compactHistory(store, session.id, clock.now(), { ...limits, maxBytes: 64 * 1024 })
+      assert.ok(bytes > 0)
+      // Half of what it takes now: the oldest part must go.
+      await compactHistory(store, session.id, clock.now(), { ...limits, maxBytes: bytes / 2 })
       const base = await store.base(session.id)
       assert.ok(base && base.at >= keyframes[0], 'the base moved past the oldest updates')
       for (const { at, text: expected } of moments) {

@@ -76,6 +76,8 @@ export class LiveDoc {
   /** @type {Promise<void> | null} the compaction under way beside the writes */
   #compacting = null
   #snapshotBytes = 0
+  /** when the last write kept in history was stored, ms */
+  #lastStoredAt = 0
 
   /**
    * @param {string} id @param {object} deps
@@ -382,7 +384,7 @@ export class LiveDoc {
     if (batch.length === 0) return
     let stored
     try {
-      const history = this.history ? { at: this.history.now(), by: batch.map(entry => entry.by) } : undefined
+      const history = this.history ? { at: this.#storedAt(), by: batch.map(entry => entry.by) } : undefined
       stored = await this.store.append(this.id, batch.map(entry => entry.update), this.#known(), history)
     } catch (err) {
       if (isBehind(err) && await this.#writeBack()) {
@@ -495,6 +497,12 @@ export class LiveDoc {
     // Appends stored meanwhile stay in the log.
     this.#storedUpdates = Math.max(1, this.#storedUpdates - covered + 1)
     if (compacted) this.metrics.compactions.inc()
+  }
+
+  /** The server clock, never going back: history reads a document's times in order. */
+  #storedAt () {
+    this.#lastStoredAt = Math.max(/** @type {DocHistory} */ (this.history).now(), this.#lastStoredAt)
+    return this.#lastStoredAt
   }
 
   /** Never fails: history's compaction only bounds what history keeps. */

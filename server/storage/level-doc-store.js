@@ -21,7 +21,7 @@ const LOG_FILE_BYTES = 16 * 1024 * 1024
 const MAX_WAITING_BYTES = 64 * 1024 * 1024
 
 /** @typedef {import('./doc-store.js').DocStore} DocStore */
-/** @typedef {import('./level-history.js').KeyedEntry} HistoryEntry */
+/** @typedef {import('./level-history.js').HeldEntry} HistoryEntry */
 
 /** @implements {DocStore} */
 export class LevelDocStore {
@@ -172,7 +172,7 @@ export class LevelDocStore {
     else this.#waiting.set(docId, [...updates])
     for (const update of updates) this.#waitingBytes += update.byteLength
     if (history) {
-      const entries = this.history.keyed(docId, updates, history)
+      const entries = this.history.held(updates, history)
       const held = this.#waitingHistory.get(docId)
       if (held) held.push(...entries)
       else this.#waitingHistory.set(docId, entries)
@@ -284,7 +284,7 @@ export class LevelDocStore {
           deleted.add(docId)
         } else {
           appended.set(docId, [...appended.get(docId) ?? [], ...updates])
-          if (history) histories.set(docId, [...histories.get(docId) ?? [], ...this.history.keyed(docId, updates, history)])
+          if (history) histories.set(docId, [...histories.get(docId) ?? [], ...this.history.held(updates, history)])
         }
       }
     }
@@ -318,7 +318,7 @@ export class LevelDocStore {
 
   /** @param {Map<string, HistoryEntry[]>} entriesByDoc */
   #historyOps (entriesByDoc) {
-    return [...entriesByDoc.values()].flatMap(entries => this.history.entryOps(entries))
+    return [...entriesByDoc].filter(([, entries]) => entries.length > 0).map(([docId, entries]) => this.history.entriesOp(docId, entries))
   }
 
   /** One new entry per document. @param {Map<string, Uint8Array[]>} updatesByDoc */

@@ -1,61 +1,82 @@
 import { decodeCheckpoint, decodeStep, encodeCheckpoint, encodeStep } from './history-store.js'
 
 // Embedded history, in its own sublevel so that loading a document never reads it. Per document:
-// entries `<id>!e!<at>!<n>` (author, update; written by LevelDocStore's move, in the same batch as
-// the updates), folded minutes `<id>!m!<end>`, keyframes `<id>!k!<at>`, the base `<id>!base` and
-// checkpoints `<id>!c!<name>`. Times are 12 hex digits, so keys sort by time.
+// entries `<id>!e!<newest time>!<n>`, all those of one move in one value (each with its time, author
+// and update; written by LevelDocStore's move, in the same batch as the updates), folded minutes
+// `<id>!m!<end>`, keyframes `<id>!k!<time>`, the base `<id>!base` and checkpoints `<id>!c!<name>`.
+// Times are 12 hex digits, so keys sort by time; a document's times only grow (LiveDoc).
 
 const TIME_WIDTH = 12
 /** Marks an entry whose author is unknown. */
 const NO_AUTHOR = 0xffff
 
 /** @typedef {import('./history-store.js').HistoryStore} HistoryStore */
-/** @typedef {import('./history-store.js').HistoryEntry & { key: string }} KeyedEntry */
+/** @typedef {import('./history-store.js').HistoryEntry & { seq: number }} HeldEntry `seq`: unique, and growing in the order entries are stored */
 /** @typedef {{ type: 'put', sublevel: any, key: string, value: Uint8Array } | { type: 'del', sublevel: any, key: string }} HistoryOp */
 
 /** @implements {HistoryStore} */
 export class LevelHistory {
-  /** entries stored in this run, in order: the second part of their keys */
-  #counter = 0
+  /** From the clock, so that it still grows after a restart. */
+  #seq = Date.now() * 1024
 
   /**
    * @param {import('./level-guard.js').LevelGuard} guard
-   * @param {(docId: string) => KeyedEntry[]} held entries durable in the update log, not moved yet
+   * @param {(docId: string) => HeldEntry[]} held entries durable in the update log, not moved yet
    * @param {() => Promise<void>} moveHeld moves them to LevelDB
    */
   constructor (guard, held, moveHeld) {
     this.guard = guard
-    this.held = held
+    this.heldOf = held
     this.moveHeld = moveHeld
     /** @type {import('abstract-level').AbstractSublevel<any, any, string, Uint8Array>} */
     this.level = guard.sublevel('history', { valueEncoding: 'view' })
   }
 
   /**
-   * Each update as an entry with the key it will have, in the order they were stored.
-   * @param {string} docId @param {Uint8Array[]} updates @param {import('./update-log.js').UpdatesHistory} history
-   * @returns {KeyedEntry[]}
+   * Each update as an entry, in the order they were stored.
+   * @param {Uint8Array[]} updates @param {import('./update-log.js').UpdatesHistory} history @returns {HeldEntry[]}
    */
-  keyed (docId, updates, { at, by }) {
-    return updates.map((update, i) => ({ key: `${docId}!e!${hex(at)}!${hex(this.#counter++)}`, at, by: by[i], update }))
+  held (updates, { at, by }) {
+    return updates.map((update, i) => ({ seq: this.#seq++, at, by: by[i], update }))
   }
 
-  /** Puts for a batch of LevelDocStore's move. @param {KeyedEntry[]} entries @returns {HistoryOp[]} */
-  entryOps (entries) {
-    return entries.map(({ key, by, update }) => ({ type: 'put', sublevel: this.level, key, value: encodeEntry(by, update) }))
+  /**
+   * The put of one move's entries of a document, in one value: a key per entry would cost a move
+   * more than the document's own entries do. @param {string} docId @param {HeldEntry[]} entries @returns {HistoryOp}
+   */
+  entriesOp (docId, entries) {
+    return { type: 'put', sublevel: this.level, key: entriesKey(docId, entries), value: encodeEntries(entries) }
   }
 
   /** @param {string} docId @param {number} after @param {number} upTo @param {number} limit */
   async entries (docId, after, upTo, limit) {
     // Taken first: an entry moved while LevelDB is read is then found twice, and kept once.
-    const held = this.held(docId).filter(entry => entry.at > after && entry.at <= upTo)
-    const found = await this.guard.read(() => this.level.iterator(timeRange(docId, 'e', after, upTo, limit)).all())
-    const moved = new Set(found.map(([key]) => key))
-    const entries = [
-      ...found.map(([key, value]) => ({ key, at: parseInt(key.split('!')[2], 16), ...decodeEntry(value) })),
-      ...held.filter(entry => !moved.has(entry.key))
-    ].sort((a, b) => a.key < b.key ? -1 : a.key > b.key ? 1 : 0)
+    const held = this.heldOf(docId).filter(entry => entry.at > after && entry.at <= upTo)
+    const found = await this.guard.read(() => this.#stored(docId, after, upTo, limit))
+    const moved = new Set(found.map(entry => entry.seq))
+    const entries = [...found, ...held.filter(entry => !moved.has(entry.seq))].sort((a, b) => a.at - b.at || a.seq - b.seq)
     return entries.slice(0, limit).map(({ at, by, update }) => ({ at, by, update }))
+  }
+
+  /**
+   * Entries in LevelDB stored after `after` up to `upTo`, at least `limit` of them if there are.
+   * @param {string} docId @param {number} after @param {number} upTo @param {number} limit
+   */
+  async #stored (docId, after, upTo, limit) {
+    /** @type {HeldEntry[]} */
+    const found = []
+    const iterator = this.level.iterator({ gt: after < 0 ? `${docId}!e!` : `${docId}!e!${hex(after)}!~`, lt: `${docId}!e!~` })
+    try {
+      // Values ordered by their newest entry: past the first that ends after `upTo`, none has more.
+      for (let next = await iterator.next(); next !== undefined; next = await iterator.next()) {
+        const [key, value] = next
+        for (const entry of decodeEntries(value)) if (entry.at > after && entry.at <= upTo) found.push(entry)
+        if (found.length >= limit || newestOf(key) > upTo) break
+      }
+    } finally {
+      await iterator.close()
+    }
+    return found
   }
 
   /** @param {string} docId @param {number} after @param {number} upTo @param {number} limit */
@@ -96,17 +117,18 @@ export class LevelHistory {
   /** One batch. @param {string} docId @param {import('./history-store.js').Fold} fold */
   async fold (docId, { foldedUpTo, steps = [], keyframes = [], droppedKeyframes = [], base }) {
     // Entries the fold replaces may still be held: moved later, they would come back.
-    if (this.held(docId).length > 0) await this.moveHeld()
+    if (this.heldOf(docId).length > 0) await this.moveHeld()
     /** @type {HistoryOp[]} */
     const ops = []
     const dropped = async (/** @type {string} */ kind, /** @type {number} */ upTo) => {
       const keys = await this.guard.read(() => this.level.keys(timeRange(docId, kind, -1, upTo, Infinity)).all())
       for (const key of keys) ops.push({ type: 'del', sublevel: this.level, key })
     }
-    if (foldedUpTo !== undefined) await dropped('e', foldedUpTo)
+    if (foldedUpTo !== undefined) ops.push(...await this.#entriesDropped(docId, foldedUpTo))
     for (const at of droppedKeyframes) ops.push({ type: 'del', sublevel: this.level, key: `${docId}!k!${hex(at)}` })
     if (base) {
-      for (const kind of ['e', 'm', 'k']) await dropped(kind, base.at)
+      ops.push(...await this.#entriesDropped(docId, base.at))
+      for (const kind of ['m', 'k']) await dropped(kind, base.at)
       ops.push({ type: 'put', sublevel: this.level, key: `${docId}!base`, value: encodeState(base) })
     }
     for (const step of steps) {
@@ -116,6 +138,23 @@ export class LevelHistory {
       if (!base || keyframe.at > base.at) ops.push({ type: 'put', sublevel: this.level, key: `${docId}!k!${hex(keyframe.at)}`, value: keyframe.state })
     }
     await this.guard.write(() => this.level.batch(ops))
+  }
+
+  /**
+   * Deletes the values whose entries were all stored at or before `upTo`, and rewrites the one that
+   * holds some of them and later ones too. @param {string} docId @param {number} upTo @returns {Promise<HistoryOp[]>}
+   */
+  async #entriesDropped (docId, upTo) {
+    const keys = await this.guard.read(() => this.level.keys({ gt: `${docId}!e!`, lt: `${docId}!e!${hex(upTo + 1)}` }).all())
+    /** @type {HistoryOp[]} */
+    const ops = keys.map(key => ({ type: 'del', sublevel: this.level, key }))
+    const [straddling] = await this.guard.read(() => this.level.iterator({ gt: `${docId}!e!${hex(upTo)}!~`, lt: `${docId}!e!~`, limit: 1 }).all())
+    if (straddling) {
+      const entries = decodeEntries(straddling[1])
+      const kept = entries.filter(entry => entry.at > upTo)
+      if (kept.length < entries.length) ops.push({ type: 'put', sublevel: this.level, key: straddling[0], value: encodeEntries(kept) })
+    }
+    return ops
   }
 
   /** @param {string} docId @param {import('./history-store.js').Checkpoint} checkpoint @param {Uint8Array} state */
@@ -164,22 +203,54 @@ function timeRange (docId, kind, after, upTo, limit) {
   return { gt, lt, limit: Number.isFinite(limit) ? limit : -1 }
 }
 
-/** @param {string | null} by @param {Uint8Array} update */
-function encodeEntry (by, update) {
-  const name = by === null ? null : Buffer.from(by, 'utf8')
-  const value = Buffer.allocUnsafe(2 + (name?.length ?? 0) + update.byteLength)
-  value.writeUInt16LE(name === null ? NO_AUTHOR : name.length, 0)
-  name?.copy(value, 2)
-  value.set(update, 2 + (name?.length ?? 0))
+/** Keyed by the newest entry's time. @param {string} docId @param {HeldEntry[]} entries */
+const entriesKey = (docId, entries) => `${docId}!e!${hex(entries[entries.length - 1].at)}!${hex(entries[0].seq)}`
+
+/** @param {string} key */
+const newestOf = key => parseInt(key.split('!')[2], 16)
+
+/**
+ * Each entry: seq and time (8 bytes each), the author after a 2-byte length (NO_AUTHOR: none), the
+ * update after a 4-byte length. @param {HeldEntry[]} entries
+ */
+function encodeEntries (entries) {
+  const names = entries.map(({ by }) => by === null ? null : Buffer.from(by, 'utf8'))
+  let length = 0
+  for (const [i, { update }] of entries.entries()) length += 22 + (names[i]?.length ?? 0) + update.byteLength
+  const value = Buffer.allocUnsafe(length)
+  let offset = 0
+  for (const [i, { seq, at, update }] of entries.entries()) {
+    const name = names[i]
+    offset = value.writeDoubleLE(seq, offset)
+    offset = value.writeDoubleLE(at, offset)
+    offset = value.writeUInt16LE(name === null ? NO_AUTHOR : name.length, offset)
+    if (name) offset += name.copy(value, offset)
+    offset = value.writeUInt32LE(update.byteLength, offset)
+    value.set(update, offset)
+    offset += update.byteLength
+  }
   return value
 }
 
-/** @param {Uint8Array} value */
-function decodeEntry (value) {
+/** @param {Uint8Array} value @returns {HeldEntry[]} */
+function decodeEntries (value) {
   const buffer = Buffer.from(value.buffer, value.byteOffset, value.byteLength)
-  const length = buffer.readUInt16LE(0)
-  if (length === NO_AUTHOR) return { by: null, update: value.subarray(2) }
-  return { by: buffer.toString('utf8', 2, 2 + length), update: value.subarray(2 + length) }
+  const entries = []
+  let offset = 0
+  // Bounded: every turn moves `offset` forward by at least 22 bytes.
+  while (offset < buffer.length) {
+    const seq = buffer.readDoubleLE(offset)
+    const at = buffer.readDoubleLE(offset + 8)
+    const nameLength = buffer.readUInt16LE(offset + 16)
+    offset += 18
+    const by = nameLength === NO_AUTHOR ? null : buffer.toString('utf8', offset, offset + nameLength)
+    if (by !== null) offset += nameLength
+    const updateLength = buffer.readUInt32LE(offset)
+    offset += 4
+    entries.push({ seq, at, by, update: value.subarray(offset, offset + updateLength) })
+    offset += updateLength
+  }
+  return entries
 }
 
 /** @param {import('./history-store.js').HistoryState} state */
