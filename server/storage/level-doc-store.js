@@ -318,7 +318,7 @@ export class LevelDocStore {
 
   /** @param {Map<string, HistoryEntry[]>} entriesByDoc */
   #historyOps (entriesByDoc) {
-    return [...entriesByDoc].filter(([, entries]) => entries.length > 0).map(([docId, entries]) => this.history.entriesOp(docId, entries))
+    return [...entriesByDoc].flatMap(([docId, entries]) => this.history.entriesOps(docId, entries))
   }
 
   /** One new entry per document. @param {Map<string, Uint8Array[]>} updatesByDoc */

@@ -7,6 +7,8 @@ import { decodeCheckpoint, decodeStep, encodeCheckpoint, encodeStep } from './hi
 // Times are 12 hex digits, so keys sort by time; a document's times only grow (LiveDoc).
 
 const TIME_WIDTH = 12
+/** Entries in one value at most: a read decodes every entry of each value it touches. */
+const ENTRIES_PER_VALUE = 256
 /** Marks an entry whose author is unknown. */
 const NO_AUTHOR = 0xffff
 
@@ -41,11 +43,18 @@ export class LevelHistory {
   }
 
   /**
-   * The put of one move's entries of a document, in one value: a key per entry would cost a move
-   * more than the document's own entries do. @param {string} docId @param {HeldEntry[]} entries @returns {HistoryOp}
+   * The puts of one move's entries of a document, ENTRIES_PER_VALUE to a value: a key per entry would
+   * cost a move more than the document's own entries do. @param {string} docId @param {HeldEntry[]} entries
+   * @returns {HistoryOp[]}
    */
-  entriesOp (docId, entries) {
-    return { type: 'put', sublevel: this.level, key: entriesKey(docId, entries), value: encodeEntries(entries) }
+  entriesOps (docId, entries) {
+    /** @type {HistoryOp[]} */
+    const ops = []
+    for (let i = 0; i < entries.length; i += ENTRIES_PER_VALUE) {
+      const some = entries.slice(i, i + ENTRIES_PER_VALUE)
+      ops.push({ type: 'put', sublevel: this.level, key: entriesKey(docId, some), value: encodeEntries(some) })
+    }
+    return ops
   }
 
   /** @param {string} docId @param {number} after @param {number} upTo @param {number} limit */
