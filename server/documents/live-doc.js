@@ -211,7 +211,7 @@ export class LiveDoc {
   /** Group commit: one write at a time, each taking all queued meanwhile. @param {TakenUpdate} entry */
   #enqueue ({ update, sender, resolve, reject }) {
     this.#queuedCount++
-    this.#queue.push({ update, by: this.history?.authorOf(this, sender) ?? null, resolve, reject })
+    this.#queue.push({ update, by: this.#authorOf(sender), resolve, reject })
     if (this.#queue.length === 1) this.#oneAtATime(() => this.#writeQueued())
   }
 
@@ -497,6 +497,19 @@ export class LiveDoc {
     // Appends stored meanwhile stay in the log.
     this.#storedUpdates = Math.max(1, this.#storedUpdates - covered + 1)
     if (compacted) this.metrics.compactions.inc()
+  }
+
+  /**
+   * Who sent an update, for history; none rather than a refusal when that cannot be told (a sender
+   * that is not an editor's connection). @param {import('socket.io').Socket} sender
+   */
+  #authorOf (sender) {
+    if (!this.history) return null
+    try {
+      return this.history.authorOf(this, sender)
+    } catch {
+      return null
+    }
   }
 
   /** The server clock, never going back: history reads a document's times in order. */
