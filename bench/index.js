@@ -2,12 +2,14 @@
 // document load, memory, live heap, the update path's CPU, a Yjs transaction's cost by clients).
 // `npm run bench -- scale` runs the scale-out bench (bench/scale.js) instead, with the arguments
 // after `scale`; `npm run bench -- hostile` what small hostile inputs cost a server (bench/hostile.js);
-// `npm run bench -- footprint` what an idle and a deleted document leave in Redis (bench/redis-footprint.js).
+// `npm run bench -- footprint` what an idle and a deleted document leave in Redis (bench/redis-footprint.js);
+// `npm run bench -- history` what a session's history costs and how fast it reads (bench/history.js).
 // Each bench is loaded only when it runs, so a run loads only what it measures.
 
 const SCALE = 'scale'
 const HOSTILE = 'hostile'
 const FOOTPRINT = 'footprint'
+const HISTORY = 'history'
 const argv = process.argv.slice(2)
 
 if (argv[0] === SCALE) {
@@ -20,8 +22,11 @@ if (argv[0] === SCALE) {
 } else if (argv[0] === FOOTPRINT) {
   const { main: footprint } = await import('./redis-footprint.js')
   await footprint(argv.slice(1))
+} else if (argv[0] === HISTORY) {
+  const { main: history } = await import('./history.js')
+  await history(argv.slice(1))
 } else if (argv.length > 0) {
-  process.stderr.write(`bench: unexpected ${JSON.stringify(argv[0])}. Usage: npm run bench [-- scale [options] | -- hostile [--root DIR] | -- footprint [options]]\n`)
+  process.stderr.write(`bench: unexpected ${JSON.stringify(argv[0])}. Usage: npm run bench [-- scale [options] | -- hostile [--root DIR] | -- footprint [options] | -- history [--hours N] [--store leveldb|redis|both]]\n`)
   process.exitCode = 2
 } else {
   console.log(`node ${process.version}, ${(await import('node:os')).cpus().length} CPUs`)

@@ -13,6 +13,7 @@ export const KINDS = Object.freeze(/** @type {const} */ ([
   { kind: 'connections', pattern: /^tandem:\{doc:[^}]+\}:connections:/, what: 'a user\'s connections (hash)' },
   { kind: 'lock', pattern: /^tandem:\{doc:[^}]+\}:lock$/, what: 'compaction lock' },
   { kind: 'tombstone', pattern: /^tandem:\{doc:[^}]+\}:deleted$/, what: 'tombstone of a deleted document' },
+  { kind: 'history', pattern: /^tandem:\{doc:[^}]+\}:h(?:ist|min|key|base|cp|lock)$/, what: 'history: entries, minutes, keyframes, base, checkpoints' },
   { kind: 'sessions', pattern: /^tandem:\{sessions\}:(records|order)$/, what: 'session records and order (shared)' },
   { kind: 'revocations', pattern: /^tandem:\{sessions\}:revoked:/, what: 'token revocations of a session' },
   { kind: 'other', pattern: /(?:)/, what: 'anything else' }

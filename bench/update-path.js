@@ -88,7 +88,8 @@ async function timeRound (server, config, round) {
 
 export async function run () {
   const dir = await mkdtemp(join(tmpdir(), 'tandem-bench-'))
-  const config = loadConfig({}, { dataDir: dir, logLevel: 'silent' })
+  // HISTORY_RETENTION=30d measures the path with history kept.
+  const config = loadConfig({ HISTORY_RETENTION: process.env.HISTORY_RETENTION }, { dataDir: dir, logLevel: 'silent' })
   const server = await createServer(config)
   try {
     // A first round, not counted, warms the JIT up.

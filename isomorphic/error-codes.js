@@ -18,7 +18,8 @@ export const ERRORS = Object.freeze({
   CONFLICT: { status: 409, retry: false, description: 'The document is no longer at the revision the change was made against: read the text again and make the change anew (`details.revision` is the current one).' },
   RATE_LIMITED: { status: 429, retry: true, description: 'A rate or count limit was reached; back off and retry.' },
   INTERNAL: { status: 500, retry: true, description: 'An unexpected server error (details are logged, not sent).' },
-  UNAVAILABLE: { status: 503, retry: true, description: 'Storage is unavailable or the document failed to load; retry.' }
+  UNAVAILABLE: { status: 503, retry: true, description: 'Storage is unavailable or the document failed to load; retry.' },
+  HISTORY_GONE: { status: 410, retry: false, description: 'The time asked for is older than what the session\'s history still holds (`HISTORY_RETENTION`, `HISTORY_MAX_BYTES`, or no history kept); `details.retainedFrom` says from when it holds.' }
 })
 
 /** @typedef {keyof typeof ERRORS} ErrorCode */

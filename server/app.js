@@ -10,6 +10,7 @@ import { errorHandler, notFound } from './http/error-handler.js'
 import { clientIpOf } from './http/client-ip.js'
 import { contentRoutes } from './http/content-routes.js'
 import { healthRoutes } from './http/health-routes.js'
+import { historyRoutes } from './http/history-routes.js'
 import { metricsRoutes } from './http/metrics-routes.js'
 import { allowedOrigins, corsOptionsOf, isLoopback, localHostOnly, sameOriginOnly } from './http/origins.js'
 import { rateLimited } from './http/rate-limited.js'
@@ -21,12 +22,13 @@ import { createLogger } from './logger.js'
 import { createMetrics, registerGauges } from './metrics.js'
 import { admission, watchPendingConnections } from './realtime/admission.js'
 import { createCluster } from './realtime/cluster.js'
-import { closeForEditors } from './realtime/editors.js'
+import { closeForEditors, membershipsOf } from './realtime/editors.js'
 import { relayOf } from './realtime/room-relay.js'
 import { CLOSE_REASONS } from '../isomorphic/events.js'
 import { createIo, handleConnections } from './realtime/io.js'
 import { frameWriter } from './realtime/write-frame.js'
 import { dropSlowConsumers } from './realtime/slow-consumers.js'
+import { HistoryService } from './sessions/history-service.js'
 import { SessionService } from './sessions/session-service.js'
 import { openBackend } from './storage/backend.js'
 import { StorageHealth } from './storage/storage-health.js'
@@ -41,7 +43,7 @@ const CLOSE_GRACE_MS = 1000
  * shared through the store, broadcasts and control messages through the adapter.
  * @param {import('./config.js').Config} config
  * @param {{ logger?: import('pino').Logger, now?: () => number }} [deps] `now`: the clock of
- *   per-connection rates and audit sampling, in ms (tests move it by hand)
+ *   per-connection rates, audit sampling and history, in ms (tests move it by hand)
  */
 export async function createServer (config, deps = {}) {
   const logger = deps.logger ?? createLogger(config)
@@ -66,6 +68,17 @@ export async function createServer (config, deps = {}) {
     socket.on('close', forgetUpgraded)
   })
   const webhooks = createWebhooks({ config, backend, registry: metrics.registry, logger, copyOf: id => registry.get(id) })
+  const now = deps.now ?? Date.now
+  /** @type {import('./documents/live-doc.js').DocHistory | null} */
+  const docHistory = config.historyRetentionMs > 0
+    ? {
+        now,
+        // The join token's user; with auth off, the name the editor's awareness shows.
+        authorOf: (doc, socket) => membershipsOf(socket).get(doc.id)?.user ?? doc.awareness.nameOf(socket),
+        // After the documents' compactions, which run once the server is built.
+        compact: (docId) => history.compact(docId)
+      }
+    : null
   const relayOptions = { awarenessIntervalMs: config.awarenessIntervalMs, fanOutSpacing: config.fanOutSpacing, metrics, writeFrame: frameWriter(logger) }
   const registry = new DocRegistry({
     store: backend.docStore,
@@ -78,7 +91,8 @@ export async function createServer (config, deps = {}) {
     onApplied: (doc, applied) => {
       relayOf(doc, io.of('/'), relayOptions).updates(applied)
       webhooks.documentChanged(doc.id)
-    }
+    },
+    history: docHistory
   })
   registerGauges(metrics, {
     connections: () => io.engine.clientsCount,
@@ -87,6 +101,8 @@ export async function createServer (config, deps = {}) {
   })
   const cluster = createCluster(io, { enabled: backend.adapter !== undefined, adapterReady: backend.adapterReady, feed: backend.feed, seats: webhooks.announcingSeats(backend.seats), registry, metrics, logger })
   const sessions = new SessionService({ store: backend.sessionStore, docStore: backend.docStore, registry, cluster, config, webhooks })
+  /** @type {HistoryService} */
+  const history = new HistoryService({ store: backend.historyStore, sessions, registry, config, now })
   const access = new Access({ config, store: backend.sessionStore })
   const limits = createLimits(config, backend.limitStore)
   const audit = createAudit(logger, { now: deps.now })
@@ -117,8 +133,9 @@ export async function createServer (config, deps = {}) {
   const guards = apiGuards({ apiKey: config.apiKey, access, audit })
   // One limit per request, whichever of the session routers answers it.
   app.use('/api/sessions', rateLimited(limits.rest, audit))
-  app.use('/api/sessions', sessionsRoutes({ sessions, registry, access, cluster, guards, audit, config }))
+  app.use('/api/sessions', sessionsRoutes({ sessions, registry, access, cluster, guards, audit, config, history }))
   app.use('/api/sessions', contentRoutes({ sessions, registry, guards, audit, config }))
+  app.use('/api/sessions', historyRoutes({ history, guards, audit, config }))
   app.use(metricsRoutes({ token: config.metricsToken, gather: () => cluster.metricsRegistry(), audit }))
   app.use(staticRoutes())
   app.use(notFound)
@@ -132,6 +149,7 @@ export async function createServer (config, deps = {}) {
     io,
     registry,
     sessions,
+    history,
     metrics,
     logger,
     backend,

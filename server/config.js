@@ -83,6 +83,9 @@ export const SAME_ORIGIN = 'same-origin'
  * @property {number} webhookConcurrency deliveries one process sends at once. Default 8.
  * @property {number} webhookDebounceMs window of `document.changed`: one per document per window, in ms. Default 2000.
  * @property {number} webhookOutboxMax deliveries the outbox holds; events past it are dropped (logged and counted). Default 100000.
+ * @property {number} historyRetentionMs how long a document's history is kept, in ms, from a duration (`30d`, `12h`; 0 = keep none). Default 0.
+ * @property {number} historyKeystrokesMs how long history keeps every update before folding them into one per minute, in ms, from a duration. Default 1h.
+ * @property {number} historyMaxBytes bytes of history kept per document (checkpoints aside); the oldest go first. Default 64 MiB.
  */
 
 /** @type {Record<keyof Config, { env: string, default: string, parse: (raw: string) => any, secret?: boolean }>} */
@@ -147,7 +150,10 @@ const OPTIONS = {
   webhookMaxBackoffMs: { env: 'WEBHOOK_MAX_BACKOFF_MS', default: '600000', parse: integer(1, 24 * 3600 * 1000) },
   webhookConcurrency: { env: 'WEBHOOK_CONCURRENCY', default: '8', parse: integer(1, 1000) },
   webhookDebounceMs: { env: 'WEBHOOK_DEBOUNCE_MS', default: '2000', parse: integer(10, 3600 * 1000) },
-  webhookOutboxMax: { env: 'WEBHOOK_OUTBOX_MAX', default: '100000', parse: integer(10, 1e8) }
+  webhookOutboxMax: { env: 'WEBHOOK_OUTBOX_MAX', default: '100000', parse: integer(10, 1e8) },
+  historyRetentionMs: { env: 'HISTORY_RETENTION', default: '0', parse: duration(3650) },
+  historyKeystrokesMs: { env: 'HISTORY_KEYSTROKES', default: '1h', parse: duration(3650) },
+  historyMaxBytes: { env: 'HISTORY_MAX_BYTES', default: String(64 * MiB), parse: integer(64 * 1024, 64 * 1024 * MiB) }
 }
 
 /** The environment variables `loadConfig` reads, with their defaults (for docs and tests). */
@@ -254,6 +260,20 @@ function integer (min, max) {
     const value = Number(raw)
     if (value < min || value > max) throw new Error(`expected ${min}..${max}`)
     return value
+  }
+}
+
+const DURATION_UNITS = Object.freeze({ s: 1000, m: 60 * 1000, h: 3600 * 1000, d: 24 * 3600 * 1000 })
+
+/** A whole number of s, m, h or d (`30d`), or 0; in ms. @param {number} maxDays */
+function duration (maxDays) {
+  return (/** @type {string} */ raw) => {
+    if (raw === '0') return 0
+    const match = /^(\d+)([smhd])$/.exec(raw)
+    if (!match) throw new Error('expected 0 or a duration such as 90s, 30m, 12h or 30d')
+    const ms = Number(match[1]) * DURATION_UNITS[/** @type {keyof typeof DURATION_UNITS} */ (match[2])]
+    if (ms > maxDays * DURATION_UNITS.d) throw new Error(`expected at most ${maxDays}d`)
+    return ms
   }
 }
 

@@ -39,7 +39,7 @@ function tableAfter (markdown, heading) {
 async function registeredRoutes () {
   const app = await read('server/app.js')
   const mounts = new Map([...app.matchAll(/app\.use\((?:'([^']*)',[^\n]*?)?(\w+Routes)\(/g)].map(([, prefix, name]) => [name, prefix ?? '']))
-  const files = { healthRoutes: 'health-routes.js', sessionsRoutes: 'sessions-routes.js', contentRoutes: 'content-routes.js', metricsRoutes: 'metrics-routes.js' }
+  const files = { healthRoutes: 'health-routes.js', sessionsRoutes: 'sessions-routes.js', contentRoutes: 'content-routes.js', historyRoutes: 'history-routes.js', metricsRoutes: 'metrics-routes.js' }
   const routes = []
   for (const [name, file] of Object.entries(files)) {
     assert.ok(mounts.has(name), `server/app.js mounts no ${name}`)

@@ -168,6 +168,24 @@ function patchFs (t, name, replacement) {
   t.after(() => { patched[name] = original; syncBuiltinESMExports() })
 }
 
+describe('the update log\'s records', () => {
+  it('reads back an append with its history: the time, each update\'s author or none, and the updates', () => {
+    const updates = [new Uint8Array([1, 2, 3]), new Uint8Array([4])]
+    const history = { at: 1795941960123, by: ['ada', null] }
+    const { records, damage, tornBytes } = readRecords(encodeRecord(KINDS.APPEND, 'doc', updates, history))
+    assert.equal(damage, null)
+    assert.equal(tornBytes, 0)
+    assert.deepEqual(records.map(({ kind, docId, updates, history }) => ({ kind, docId, updates: updates.map(update => [...update]), history })),
+      [{ kind: KINDS.APPEND, docId: 'doc', updates: [[1, 2, 3], [4]], history }])
+    assert.deepEqual(readRecords(encodeRecord(KINDS.APPEND, 'doc', updates)).records[0].history, null)
+  })
+
+  it('calls a record whose history names a different number of authors than it holds updates damaged, not whole', () => {
+    const record = encodeRecord(KINDS.APPEND, 'doc', [new Uint8Array([1])], { at: 1, by: ['ada', 'bob'] })
+    assert.deepEqual(readRecords(record).damage, { offset: 0, problem: 'bad record' })
+  })
+})
+
 describe('the update log\'s files', () => {
   /** Descriptors this process holds open (Linux). */
   const openFds = () => fs.readdirSync('/proc/self/fd').length

@@ -173,6 +173,21 @@ export class AwarenessStates {
   }
 
   /** Live client ids and removals kept. */
+  /**
+   * The name the connection's newest awareness state shows (`user.name`), or null.
+   * @param {unknown} owner the connection
+   */
+  nameOf (owner) {
+    let name = null
+    for (const [clientId, announcer] of this.#owners) {
+      if (announcer.owner !== owner) continue
+      const state = this.#clients.get(clientId)?.state
+      const user = state === undefined ? undefined : JSON.parse(state).user
+      if (typeof user?.name === 'string') name = user.name
+    }
+    return name
+  }
+
   get size () {
     return this.#clients.size + this.#removed.size
   }

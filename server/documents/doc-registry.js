@@ -28,13 +28,15 @@ export class DocRegistry {
    * @param {(docId: string, registry: DocRegistry) => void} [deps.onInvalid] before a distrusted copy is dropped: its editors must rejoin
    * @param {(doc: LiveDoc, update: Uint8Array) => void} [deps.onRemoteUpdate] what another process stored that a copy lacked
    * @param {(doc: LiveDoc, applied: import('./live-doc.js').TakenUpdate[]) => void} [deps.onApplied] the updates taken here, once applied
+   * @param {import('./live-doc.js').DocHistory | null} [deps.history] absent: no history is kept
    */
-  constructor ({ store, config, logger, metrics, feed, onInvalid = () => {}, onRemoteUpdate = () => {}, onApplied = () => {} }) {
+  constructor ({ store, config, logger, metrics, feed, onInvalid = () => {}, onRemoteUpdate = () => {}, onApplied = () => {}, history = null }) {
     this.store = store
     this.feed = feed
     this.onInvalid = onInvalid
     this.onRemoteUpdate = onRemoteUpdate
     this.onApplied = onApplied
+    this.history = history
     this.config = config
     this.logger = logger
     this.metrics = metrics
@@ -144,6 +146,7 @@ export class DocRegistry {
     const started = performance.now()
     const doc = new LiveDoc(id, {
       store: this.store,
+      history: this.history,
       onRemoteUpdate: this.onRemoteUpdate,
       onApplied: this.onApplied,
       onUntrusted: (distrusted) => {

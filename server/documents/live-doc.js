@@ -27,6 +27,14 @@ export const DOC_STATES = Object.freeze({ LOADING: 'loading', LIVE: 'live', CLOS
 /** @typedef {{ update: Uint8Array, sender?: import('socket.io').Socket, author?: Author, resolve: () => void, reject: (err: unknown) => void }} TakenUpdate */
 
 /**
+ * What keeping a document's history takes (absent: none is kept).
+ * @typedef {object} DocHistory
+ * @property {() => number} now the server clock, in ms
+ * @property {(doc: LiveDoc, sender: import('socket.io').Socket) => string | null} authorOf who sent an update
+ * @property {(docId: string) => Promise<void>} compact the history's compaction, run after the document's
+ */
+
+/**
  * A document in memory while it has editors: Y.Doc, awareness, sockets, write queue. Updates are
  * applied, relayed, then group-committed; compactions run beside the writes on stored state only.
  */
@@ -46,7 +54,7 @@ export class LiveDoc {
   bytes = 0
   /** @type {import('./update-check.js').Additions} what the updates taken this turn may add */
   takenAdditions = { structs: 0, clients: 0 }
-  /** @type {{ update: Uint8Array, resolve: () => void, reject: (err: unknown) => void }[]} updates applied, waiting to be written */
+  /** @type {{ update: Uint8Array, by: string | null, resolve: () => void, reject: (err: unknown) => void }[]} updates applied, waiting to be written */
   #queue = []
   /** @type {TakenUpdate[]} updates taken here this turn (editors', server edits), not applied yet */
   #taken = []
@@ -75,6 +83,8 @@ export class LiveDoc {
   /** @type {Promise<void> | null} the compaction under way beside the writes */
   #compacting = null
   #snapshotBytes = 0
+  /** when the last write kept in history was stored, ms */
+  #lastStoredAt = 0
 
   /**
    * @param {string} id @param {object} deps
@@ -85,8 +95,9 @@ export class LiveDoc {
    * @param {(doc: LiveDoc, update: Uint8Array) => void} deps.onRemoteUpdate what another process stored that this copy lacked
    * @param {(doc: LiveDoc, taken: TakenUpdate[]) => void} deps.onApplied the updates taken here, once applied
    * @param {import('pino').Logger} deps.logger @param {import('../metrics.js').Metrics} deps.metrics
+   * @param {DocHistory | null} [deps.history]
    */
-  constructor (id, { store, compactAfterUpdates, compactions, maxDocBytes, maxDocStructs, onUntrusted, onRemoteUpdate, onApplied, logger, metrics }) {
+  constructor (id, { store, compactAfterUpdates, compactions, maxDocBytes, maxDocStructs, onUntrusted, onRemoteUpdate, onApplied, logger, metrics, history = null }) {
     this.id = id
     this.store = store
     this.compactAfterUpdates = compactAfterUpdates
@@ -98,6 +109,7 @@ export class LiveDoc {
     this.onApplied = onApplied
     this.logger = logger
     this.metrics = metrics
+    this.history = history
   }
 
   /**
@@ -203,10 +215,10 @@ export class LiveDoc {
     for (const entry of taken) this.#enqueue(entry)
   }
 
-  /** Group commit: one write at a time, each taking all queued meanwhile. @param {{ update: Uint8Array, resolve: () => void, reject: (err: unknown) => void }} entry */
-  #enqueue (entry) {
+  /** Group commit: one write at a time, each taking all queued meanwhile. @param {TakenUpdate} entry */
+  #enqueue ({ update, sender, author, resolve, reject }) {
     this.#queuedCount++
-    this.#queue.push(entry)
+    this.#queue.push({ update, by: this.#authorOf(sender, author), resolve, reject })
     if (this.#queue.length === 1) this.#oneAtATime(() => this.#writeQueued())
   }
 
@@ -247,6 +259,7 @@ export class LiveDoc {
       await this.#oneAtATime(async () => {
         await this.#compacting
         if (compact && this.distrustedBy === null && this.#storedUpdates > 1) await this.#compactStored({ exclusive: true })
+        if (compact) await this.#compactHistory()
       })
     } finally {
       this.#close()
@@ -378,7 +391,8 @@ export class LiveDoc {
     if (batch.length === 0) return
     let stored
     try {
-      stored = await this.store.append(this.id, batch.map(entry => entry.update), this.#known())
+      const history = this.history ? { at: this.#storedAt(), by: batch.map(entry => entry.by) } : undefined
+      stored = await this.store.append(this.id, batch.map(entry => entry.update), this.#known(), history)
     } catch (err) {
       if (isBehind(err) && await this.#writeBack()) {
         for (const entry of batch) entry.resolve()
@@ -405,6 +419,7 @@ export class LiveDoc {
       if (!this.live) return
       this.#compacting = this.#compactStored({ exclusive: false })
         .catch(err => this.logger.warn({ err }, 'compaction failed'))
+        .then(() => this.#compactHistory())
         .finally(() => { this.#compacting = null })
       await this.#compacting
     }
@@ -489,6 +504,33 @@ export class LiveDoc {
     // Appends stored meanwhile stay in the log.
     this.#storedUpdates = Math.max(1, this.#storedUpdates - covered + 1)
     if (compacted) this.metrics.compactions.inc()
+  }
+
+  /**
+   * Who sent an update, for history: an editor's connection, or the author of a server edit (a token's
+   * user; none for the API key). None rather than a refusal when that cannot be told.
+   * @param {import('socket.io').Socket | undefined} sender @param {Author | undefined} author
+   */
+  #authorOf (sender, author) {
+    if (!this.history) return null
+    if (author) return author.kind === 'token' ? author.user : null
+    if (!sender) return null
+    try {
+      return this.history.authorOf(this, sender)
+    } catch {
+      return null
+    }
+  }
+
+  /** The server clock, never going back: history reads a document's times in order. */
+  #storedAt () {
+    this.#lastStoredAt = Math.max(/** @type {DocHistory} */ (this.history).now(), this.#lastStoredAt)
+    return this.#lastStoredAt
+  }
+
+  /** Never fails: history's compaction only bounds what history keeps. */
+  async #compactHistory () {
+    await this.history?.compact(this.id).catch(err => this.logger.warn({ err, doc: this.id }, 'history compaction failed'))
   }
 
   /** @template T @param {() => Promise<T>} step @returns {Promise<T>} */

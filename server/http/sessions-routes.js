@@ -4,6 +4,7 @@ import { AppError, fromStorage } from '../errors.js'
 import { TEXT_NAME } from '../../isomorphic/events.js'
 import { isDocId } from '../../isomorphic/ids.js'
 import { revisionOf } from '../documents/revision.js'
+import { stateOfDoc, textOf, textOfState } from '../sessions/history-service.js'
 import { contentQuery, createSessionBody, createTokenBody, listSessionsQuery, parse, revokeTokensQuery, updateSessionBody } from './validation.js'
 
 /**
@@ -15,8 +16,9 @@ import { contentQuery, createSessionBody, createTokenBody, listSessionsQuery, pa
  * @param {import('../realtime/cluster.js').Cluster} deps.cluster
  * @param {ReturnType<typeof import('../auth/api-key.js').apiGuards>} deps.guards
  * @param {import('../audit.js').Audit} deps.audit @param {import('../config.js').Config} deps.config
+ * @param {import('../sessions/history-service.js').HistoryService} deps.history `content` at a time or checkpoint
  */
-export function sessionsRoutes ({ sessions, registry, access, cluster, guards, audit, config }) {
+export function sessionsRoutes ({ sessions, registry, access, cluster, guards, audit, config, history }) {
   const router = Router()
   const tokenBody = createTokenBody(config.maxTokenTtlSeconds)
   const { requireApiKey, requireApiKeyOrToken } = guards
@@ -85,7 +87,24 @@ export function sessionsRoutes ({ sessions, registry, access, cluster, guards, a
   })
 
   router.get('/:id/content', requireApiKeyOrToken, async (req, res) => {
-    const { format } = parse(contentQuery, req.query)
+    const { format, at, checkpoint } = parse(contentQuery, req.query)
+    if (at !== undefined) {
+      // Read before the type is set: a refusal is sent as JSON.
+      if (format === 'yjs') {
+        const state = await history.readAt(req.params.id, at, stateOfDoc)
+        res.type('application/octet-stream').send(Buffer.from(state))
+      } else {
+        const text = await history.readAt(req.params.id, at, textOf)
+        res.type('text/plain').send(text)
+      }
+      return
+    }
+    if (checkpoint !== undefined) {
+      const state = await history.checkpointState(req.params.id, checkpoint)
+      if (format === 'yjs') res.type('application/octet-stream').send(Buffer.from(state))
+      else res.type('text/plain').send(textOfState(state))
+      return
+    }
     await sessions.record(req.params.id)
     const doc = await registry.open(req.params.id)
     try {

@@ -49,8 +49,27 @@ export const listSessionsQuery = z.object({
   cursor: z.string().regex(DOC_ID_PATTERN).optional()
 }).strict()
 
+/** An ISO 8601 time, as ms. */
+const time = z.string().max(40).transform((raw, ctx) => {
+  const ms = Date.parse(raw)
+  if (Number.isNaN(ms)) ctx.addIssue({ code: 'custom', message: 'expected an ISO 8601 time such as 2026-11-29T10:00:00Z' })
+  return ms
+})
+const checkpointName = z.string().trim().min(1).max(100)
+
 export const contentQuery = z.object({
-  format: z.enum(['text', 'yjs']).default('text')
+  format: z.enum(['text', 'yjs']).default('text'),
+  at: time.optional(),
+  checkpoint: checkpointName.optional()
+}).strict().refine(query => query.at === undefined || query.checkpoint === undefined, 'give `at` or `checkpoint`, not both')
+
+export const historyQuery = z.object({ from: time.optional(), to: time.optional() }).strict()
+
+/** @param {number} maxLimit */
+export const historyUpdatesQuery = maxLimit => z.object({
+  from: time,
+  to: time.optional(),
+  limit: z.coerce.number().int().min(1).max(maxLimit).default(1000)
 }).strict()
 
 export const replaceContentBody = z.object({ text: z.string() }).strict()
@@ -73,6 +92,8 @@ export const textEditsBody = z.object({
     }
   })
 }).strict()
+
+export const checkpointBody = z.object({ name: checkpointName }).strict()
 
 /** @template {z.ZodType} S @param {S} schema @param {unknown} input @returns {z.infer<S>} */
 export function parse (schema, input) {

@@ -12,7 +12,7 @@ export class SessionService {
    * @param {import('../storage/doc-store.js').DocStore} deps.docStore
    * @param {import('../documents/doc-registry.js').DocRegistry} deps.registry
    * @param {import('../realtime/cluster.js').Cluster} deps.cluster
-   * @param {{ defaultMaxEditors: number, webhookSecret: string }} deps.config
+   * @param {{ defaultMaxEditors: number, webhookSecret: string, historyRetentionMs: number }} deps.config
    * @param {Pick<import('../webhooks/webhooks.js').Webhooks, 'emit'>} deps.webhooks
    */
   constructor ({ store, docStore, registry, cluster, config, webhooks }) {
@@ -32,7 +32,8 @@ export class SessionService {
       // The document is stored before the session exists, so nobody can join it half-seeded.
       const ydoc = new Y.Doc()
       ydoc.getText(TEXT_NAME).insert(0, content)
-      await fromStorage(this.docStore.append(id, [Y.encodeStateAsUpdate(ydoc)]))
+      const history = this.config.historyRetentionMs > 0 ? { at: Date.now(), by: [null] } : undefined
+      await fromStorage(this.docStore.append(id, [Y.encodeStateAsUpdate(ydoc)], null, history))
       ydoc.destroy()
     }
     const now = new Date().toISOString()

@@ -21,6 +21,7 @@ import { closeRedis, connectRedis, isReady } from './redis.js'
  * @property {string} storage what stores sessions and documents (`leveldb`, `redis`)
  * @property {string} broadcast what carries broadcasts between processes (`memory`, `redis-sharded`, `redis-classic`)
  * @property {import('./doc-store.js').DocStore} docStore
+ * @property {import('./history-store.js').HistoryStore} historyStore what the document store's appends keep in history
  * @property {import('./session-store.js').SessionStore} sessionStore
  * @property {import('./seats.js').Seats} seats who holds a seat in which session
  * @property {import('./outbox.js').Outbox} outbox webhook deliveries not yet answered
@@ -53,6 +54,7 @@ export async function openBackend (config, logger, health) {
       storage: 'leveldb',
       broadcast: 'memory',
       docStore,
+      historyStore: docStore.history,
       sessionStore: new LevelSessionStore(guard, config),
       seats: new LocalSeats(),
       outbox: new LevelOutbox(guard, { syncWrites: config.syncWrites, max: config.webhookOutboxMax }),
@@ -98,10 +100,12 @@ export async function openBackend (config, logger, health) {
   const feed = new RedisDocFeed({ publisher, subscriber, sharded, logger })
   const guard = new RedisGuard(data, { health })
   const processName = `${config.nodeName}/${process.pid}/${randomUUID().slice(0, 8)}`
+  const docStore = new RedisDocStore(data, { guard, waitAof: config.redisWaitAof, feed, appendSpacingMs: config.redisAppendSpacingMs })
   return {
     storage: 'redis',
     broadcast: `redis-${config.redisAdapter}`,
-    docStore: new RedisDocStore(data, { guard, waitAof: config.redisWaitAof, feed, appendSpacingMs: config.redisAppendSpacingMs }),
+    docStore,
+    historyStore: docStore.history,
     sessionStore: new RedisSessionStore(data),
     seats: new RedisSeats(data, { guard, process: processName, leaseMs: config.seatLeaseMs, logger }),
     // A live process answers a delivery within its timeout: one held twice as long is a dead process's.

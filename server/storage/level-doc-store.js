@@ -2,13 +2,15 @@ import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { AppError } from '../errors.js'
 import { StartError } from '../exit-codes.js'
+import { LevelHistory } from './level-history.js'
 import { KINDS, LOG_DIR, UpdateLog, encodeRecord, leftoverFiles, readRecords, readUpdates, updatesLength, writeUpdates } from './update-log.js'
 
 // Embedded LevelDB documents: per document an optional snapshot (`<id>!s`) and entries of several
 // updates (`<id>!b!<hex seq>`; old one-update `<id>!u!<seq>` ones are still read). An append is
 // acknowledged once in the update log (update-log.js), held here, and moved to LevelDB every
 // MOVE_INTERVAL_MS. A compaction writes the snapshot, then deletes the entries it covers: a crash
-// between leaves both, and an update applied twice is a no-op.
+// between leaves both, and an update applied twice is a no-op. An append's history entries go into
+// the same record of the update log and the same batch of the move (level-history.js).
 
 const SEQ_WIDTH = 12
 const MOVE_INTERVAL_MS = 100
@@ -19,6 +21,7 @@ const LOG_FILE_BYTES = 16 * 1024 * 1024
 const MAX_WAITING_BYTES = 64 * 1024 * 1024
 
 /** @typedef {import('./doc-store.js').DocStore} DocStore */
+/** @typedef {import('./level-history.js').HeldEntry} HistoryEntry */
 
 /** @implements {DocStore} */
 export class LevelDocStore {
@@ -31,6 +34,10 @@ export class LevelDocStore {
   #waitingBytes = 0
   /** @type {Map<string, Uint8Array[]>} being written to LevelDB */
   #moving = new Map()
+  /** @type {Map<string, HistoryEntry[]>} history entries of the held updates; a compaction never drops them */
+  #waitingHistory = new Map()
+  /** @type {Map<string, HistoryEntry[]>} history entries being written to LevelDB */
+  #movingHistory = new Map()
   /** @type {Promise<void>} the move in progress */
   #moved = Promise.resolve()
   #moveTimer = /** @type {NodeJS.Timeout | undefined} */ (undefined)
@@ -59,6 +66,7 @@ export class LevelDocStore {
     this.docs = guard.sublevel('docs', { valueEncoding: 'view' })
     /** @type {any} classic-level's own option, absent from abstract-level's types */
     this.writeOptions = { sync: syncWrites }
+    this.history = new LevelHistory(guard, docId => [...this.#movingHistory.get(docId) ?? [], ...this.#waitingHistory.get(docId) ?? []], () => this.#moveHeld())
     /** @type {UpdateLog | null} */
     this.log = null
   }
@@ -79,10 +87,13 @@ export class LevelDocStore {
     return this.load(docId)
   }
 
-  /** @param {string} docId @param {Uint8Array[]} updates */
-  async append (docId, updates) {
+  /**
+   * @param {string} docId @param {Uint8Array[]} updates @param {string | null} [known]
+   * @param {import('./update-log.js').UpdatesHistory} [history] kept in the same record
+   */
+  async append (docId, updates, known, history) {
     if (this.#waitingBytes > MAX_WAITING_BYTES) throw new AppError('UNAVAILABLE', 'storage is not taking writes; retry')
-    await this.#writeLog(encodeRecord(KINDS.APPEND, docId, updates), () => this.#holdForMove(docId, updates))
+    await this.#writeLog(encodeRecord(KINDS.APPEND, docId, updates, history), () => this.#holdForMove(docId, updates, history))
     return {}
   }
 
@@ -136,6 +147,7 @@ export class LevelDocStore {
     await this.#moved
     await compaction?.put?.catch(() => {})
     this.#forget(docId)
+    this.#forgetHistory(docId)
     await this.#deleteFromLevel(docId)
   }
 
@@ -145,16 +157,27 @@ export class LevelDocStore {
     this.#closed = true
     clearTimeout(this.#moveTimer)
     await this.#moved
-    if (this.#waiting.size > 0) await this.#moveNow().catch(() => {})
-    this.log?.close({ empty: this.#waiting.size === 0 })
+    const held = () => this.#waiting.size + this.#waitingHistory.size
+    if (held() > 0) await this.#moveNow().catch(() => {})
+    this.log?.close({ empty: held() === 0 })
   }
 
-  /** Durable in the update log: held until the next move. @param {string} docId @param {Uint8Array[]} updates */
-  #holdForMove (docId, updates) {
+  /**
+   * Durable in the update log: held until the next move.
+   * @param {string} docId @param {Uint8Array[]} updates @param {import('./update-log.js').UpdatesHistory | null} [history]
+   */
+  #holdForMove (docId, updates, history) {
     const waiting = this.#waiting.get(docId)
     if (waiting) waiting.push(...updates)
     else this.#waiting.set(docId, [...updates])
     for (const update of updates) this.#waitingBytes += update.byteLength
+    if (history) {
+      const entries = this.history.held(updates, history)
+      const held = this.#waitingHistory.get(docId)
+      if (held) held.push(...entries)
+      else this.#waitingHistory.set(docId, entries)
+      for (const update of updates) this.#waitingBytes += update.byteLength
+    }
     this.#scheduleMove(MOVE_INTERVAL_MS)
   }
 
@@ -163,6 +186,19 @@ export class LevelDocStore {
     const waiting = this.#waiting.get(docId) ?? []
     for (const update of waiting.splice(0, count)) this.#waitingBytes -= update.byteLength
     if (waiting.length === 0) this.#waiting.delete(docId)
+  }
+
+  /** Moves what is held now, after the move under way; a failure is retried as a scheduled move's is. */
+  async #moveHeld () {
+    const move = this.#moved.then(() => this.#moveNow())
+    this.#moved = move.catch(() => this.#scheduleMove(MOVE_INTERVAL_MS))
+    await move
+  }
+
+  /** @param {string} docId */
+  #forgetHistory (docId) {
+    for (const { update } of this.#waitingHistory.get(docId) ?? []) this.#waitingBytes -= update.byteLength
+    this.#waitingHistory.delete(docId)
   }
 
   /**
@@ -192,18 +228,25 @@ export class LevelDocStore {
     this.#moving = this.#waiting
     this.#waiting = new Map()
     const moving = this.#moving
+    this.#movingHistory = this.#waitingHistory
+    this.#waitingHistory = new Map()
+    const movingHistory = this.#movingHistory
     try {
-      const ops = await this.#entriesOf(moving)
+      const ops = [...await this.#entriesOf(moving), ...this.#historyOps(movingHistory)]
       await this.guard.write(() => this.docs.batch(ops, this.writeOptions))
     } catch (err) {
       // Back in front of what arrived meanwhile; their files stay until a move succeeds.
       for (const [docId, updates] of this.#waiting) moving.set(docId, [...moving.get(docId) ?? [], ...updates])
       this.#waiting = moving
+      for (const [docId, entries] of this.#waitingHistory) movingHistory.set(docId, [...movingHistory.get(docId) ?? [], ...entries])
+      this.#waitingHistory = movingHistory
       throw err
     } finally {
       this.#moving = new Map()
+      this.#movingHistory = new Map()
     }
     for (const updates of moving.values()) for (const update of updates) this.#waitingBytes -= update.byteLength
+    for (const entries of movingHistory.values()) for (const { update } of entries) this.#waitingBytes -= update.byteLength
     log.deleteFiles(settled)
   }
 
@@ -216,6 +259,8 @@ export class LevelDocStore {
     if (files.length === 0) return 1
     /** @type {Map<string, Uint8Array[]>} */
     const appended = new Map()
+    /** @type {Map<string, HistoryEntry[]>} */
+    const histories = new Map()
     /** @type {Set<string>} */
     const deleted = new Set()
     for (const [i, { path, bytes }] of files.entries()) {
@@ -232,18 +277,20 @@ export class LevelDocStore {
         logger.warn({ file: path, droppedRecords: 1, droppedBytes: tornBytes, records: records.length },
           `the update log ends in an incomplete record: 1 record (${tornBytes} bytes), possibly acknowledged, is dropped`)
       }
-      for (const { kind, docId, updates } of records) {
+      for (const { kind, docId, updates, history } of records) {
         if (kind === KINDS.DELETE) {
           appended.delete(docId)
+          histories.delete(docId)
           deleted.add(docId)
         } else {
           appended.set(docId, [...appended.get(docId) ?? [], ...updates])
+          if (history) histories.set(docId, [...histories.get(docId) ?? [], ...this.history.held(updates, history)])
         }
       }
     }
     try {
       for (const docId of deleted) await this.#deleteFromLevel(docId)
-      const ops = await this.#entriesOf(appended)
+      const ops = [...await this.#entriesOf(appended), ...this.#historyOps(histories)]
       // Synced whatever SYNC_WRITES says: the log's files are deleted next.
       await this.guard.write(() => this.docs.batch(ops, /** @type {any} */ ({ sync: true })))
     } catch (err) {
@@ -260,11 +307,18 @@ export class LevelDocStore {
       ...await this.guard.read(() => this.docs.keys(range(docId, SINGLE)).all()),
       ...await this.guard.read(() => this.docs.keys(range(docId, SEVERAL)).all())
     ]
+    const historyOps = await this.history.deleteOps(docId)
     await this.guard.write(() => this.docs.batch([
       ...keys.map(key => ({ type: /** @type {const} */ ('del'), key })),
-      { type: 'del', key: snapshotKey(docId) }
+      { type: 'del', key: snapshotKey(docId) },
+      ...historyOps
     ], this.writeOptions))
     this.#nextSeq.delete(docId)
+  }
+
+  /** @param {Map<string, HistoryEntry[]>} entriesByDoc */
+  #historyOps (entriesByDoc) {
+    return [...entriesByDoc].flatMap(([docId, entries]) => this.history.entriesOps(docId, entries))
   }
 
   /** One new entry per document. @param {Map<string, Uint8Array[]>} updatesByDoc */

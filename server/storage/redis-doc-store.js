@@ -1,12 +1,14 @@
 import { AppError } from '../errors.js'
 import { STORE_BEHIND } from './doc-store.js'
 import { RedisBatch } from './redis-batch.js'
+import { RedisHistory, historyKeysOf } from './redis-history.js'
 import { execMulti } from './redis.js'
 import { compareIds } from './stream-ids.js'
 
 // Documents in Redis, after y-redis: per document a Stream (`…:log`), the update log, and a hash
-// (`…:snap`) of a snapshot, the stream id it covers and the newest entry. One hash tag per document
-// keeps its keys in one Cluster slot, so the MULTIs and scripts below stay legal.
+// (`…:snap`) of a snapshot, the stream id it covers and the newest entry, and the history's keys
+// (redis-history.js). One hash tag per document keeps its keys in one Cluster slot, so the MULTIs and
+// scripts below stay legal.
 
 const LOCK_TTL_MS = 30000
 
@@ -37,10 +39,12 @@ redis.call('HSET', KEYS[1], 'data', ARGV[1], 'position', ARGV[2], 'length', leng
 return 1
 `
 
-// Appends several documents' updates (KEYS: log, snapshot, tombstone of each; ARGV: origin, '1' for
-// sharded pub/sub, then per document its channel ('' = none), '1' if the writer's subscriber holds
-// that channel, the newest entry its writer knows ('' = none), the number of its updates, the
-// updates). Replies per document with the span the feed announces (entry before, last entry, log
+// Appends several documents' updates (KEYS: log, snapshot, tombstone, history of each; ARGV: origin,
+// '1' for sharded pub/sub, then per document its channel ('' = none), '1' if the writer's subscriber
+// holds that channel, the newest entry its writer knows ('' = none), the number of its updates, the
+// time they are stored at in ms ('' = keep no history), the updates, then with a time each one's
+// author ('+name', or '-' for none)). Each update kept in history is an entry of the history stream
+// whose id is its time, kept after the newest one (`hlast` in the snapshot hash). Replies per document with the span the feed announces (entry before, last entry, log
 // length), 'DELETED', or 'BEHIND' when the log is older than the writer knows (Redis restarted on
 // older data). The snapshot hash keeps the log's newest entry and length beside it, so a document
 // costs one read and one write besides its XADDs (docs/CLUSTER.md, "The path of an update"); a
@@ -50,6 +54,13 @@ return 1
 // order.
 const APPEND_SCRIPT = `
 ${OLDER_LUA}
+local function historyId (at, last)
+  if last then
+    local ms, seq = string.match(last, '(%d+)-(%d+)')
+    if tonumber(ms) >= at then return ms .. '-' .. (tonumber(seq) + 1) end
+  end
+  return string.format('%d-0', at)
+end
 local function after (id)
   local ms, seq = string.match(id, '(%d+)-(%d+)')
   local time = redis.call('TIME')
@@ -60,19 +71,20 @@ end
 local replies = {}
 local channels, listening = {}, {}
 local a = 3
-for k = 1, #KEYS, 3 do
+for k = 1, #KEYS, 4 do
   if ARGV[a] ~= '' then channels[#channels + 1] = ARGV[a] end
-  a = a + 4 + tonumber(ARGV[a + 3])
+  a = a + 5 + tonumber(ARGV[a + 3]) * (ARGV[a + 4] == '' and 1 or 2)
 end
 for c = 1, #channels, 1000 do
   local counts = redis.call('PUBSUB', ARGV[2] == '1' and 'SHARDNUMSUB' or 'NUMSUB', unpack(channels, c, math.min(c + 999, #channels)))
   for i = 1, #counts, 2 do listening[counts[i]] = counts[i + 1] end
 end
 a = 3
-for k = 1, #KEYS, 3 do
-  local channel, own, known, first = ARGV[a], ARGV[a + 1], ARGV[a + 2], a + 4
-  a = first + tonumber(ARGV[a + 3])
-  local kept = redis.call('HMGET', KEYS[k + 1], 'last', 'length')
+for k = 1, #KEYS, 4 do
+  local channel, own, known, at, first = ARGV[a], ARGV[a + 1], ARGV[a + 2], ARGV[a + 4], a + 5
+  local count = tonumber(ARGV[a + 3])
+  a = first + count * (at == '' and 1 or 2)
+  local kept = redis.call('HMGET', KEYS[k + 1], 'last', 'length', 'hlast')
   local prev, length = kept[1], tonumber(kept[2])
   if not prev and redis.call('EXISTS', KEYS[k + 2]) == 0 then
     local newest = redis.call('XREVRANGE', KEYS[k], '+', '-', 'COUNT', 1)
@@ -85,13 +97,23 @@ for k = 1, #KEYS, 3 do
   else
     -- An empty log may be gone: its first new entry must still come after the newest it had.
     local last = length == 0 and redis.call('XADD', KEYS[k], after(prev), 'u', ARGV[first]) or nil
-    for i = last and first + 1 or first, a - 1 do last = redis.call('XADD', KEYS[k], '*', 'u', ARGV[i]) end
-    length = length and length + a - first or redis.call('XLEN', KEYS[k])
+    for i = last and first + 1 or first, first + count - 1 do last = redis.call('XADD', KEYS[k], '*', 'u', ARGV[i]) end
+    length = length and length + count or redis.call('XLEN', KEYS[k])
     redis.call('HSET', KEYS[k + 1], 'last', last, 'length', length)
+    if at ~= '' then
+      local hlast = kept[3]
+      for i = 0, count - 1 do
+        hlast = historyId(tonumber(at), hlast)
+        local by = ARGV[first + count + i]
+        if by == '-' then redis.call('XADD', KEYS[k + 3], hlast, 'u', ARGV[first + i])
+        else redis.call('XADD', KEYS[k + 3], hlast, 'u', ARGV[first + i], 'b', string.sub(by, 2)) end
+      end
+      redis.call('HSET', KEYS[k + 1], 'hlast', hlast)
+    end
     local heard = channel ~= '' and (listening[channel] or 0) > (own == '1' and 1 or 0)
     if heard then
       local parts = { string.char(#ARGV[1]), ARGV[1], string.char(#prev), prev, string.char(#last), last }
-      for i = first, a - 1 do
+      for i = first, first + count - 1 do
         local n = #ARGV[i]
         parts[#parts + 1] = string.char(math.floor(n / 16777216) % 256, math.floor(n / 65536) % 256, math.floor(n / 256) % 256, n % 256)
         parts[#parts + 1] = ARGV[i]
@@ -110,7 +132,10 @@ return 0
 `
 
 /** @typedef {import('./doc-store.js').DocStore} DocStore */
-/** @typedef {{ docId: string, keys: ReturnType<typeof keysOf>, channel: string, known: string, buffers: Buffer[] }} Append one document's write */
+/**
+ * @typedef {{ docId: string, keys: ReturnType<typeof keysOf>, channel: string, known: string, buffers: Buffer[],
+ *   history: import('./update-log.js').UpdatesHistory | undefined }} Append one document's write
+ */
 
 /**
  * The scripts as `defineCommand` adds them, which ioredis's types cannot see.
@@ -141,6 +166,7 @@ export class RedisDocStore {
     client.defineCommand('tandemUnlock', { numberOfKeys: 1, lua: UNLOCK_SCRIPT })
     /** @type {RedisBatch<Append, [string, string, number, 0 | 1]>} */
     this.appends = new RedisBatch({ spacingMs: appendSpacingMs, together: !client.isCluster, sendTogether: this.#appendTogether })
+    this.history = new RedisHistory(client, guard)
   }
 
   /** @param {string} docId */
@@ -190,15 +216,16 @@ export class RedisDocStore {
   /**
    * @param {string} docId @param {Uint8Array[]} updates
    * @param {string | null} [known] refused with STORE_BEHIND if Redis's log is older
+   * @param {import('./update-log.js').UpdatesHistory} [history] kept by the same run of the script
    */
-  async append (docId, updates, known = null) {
+  async append (docId, updates, known = null, history = undefined) {
     const buffers = updates.map(update => Buffer.from(update.buffer, update.byteOffset, update.byteLength))
     // With REDIS_WAITAOF the write is published only once it is on disk, so not by the script.
     const channel = this.feed && !this.waitAof ? this.feed.channelOf(docId) : ''
     // A write no other process waits for can wait for a later send (redis-batch.js).
     const soon = channel === '' || !this.feed?.unheard(docId)
     const [prev, last, logLength, heard] = await this.guard.write(async () => {
-      const reply = await this.appends.send({ docId, keys: keysOf(docId), channel, known: known ?? '', buffers }, soon)
+      const reply = await this.appends.send({ docId, keys: keysOf(docId), channel, known: known ?? '', buffers, history }, soon)
       if (this.waitAof) await this.#waitAof()
       return reply
     })
@@ -210,10 +237,13 @@ export class RedisDocStore {
 
   /** @param {Append[]} appends @returns {Promise<([string, string, number, 0 | 1] | Error)[]>} */
   #appendTogether = async (appends) => {
-    const keys = appends.flatMap(({ keys }) => [keys.log, keys.snap, keys.deleted])
+    const keys = appends.flatMap(({ keys }) => [keys.log, keys.snap, keys.deleted, keys.history])
     // Whether this process listens is read as the script leaves: a subscription may have ended meanwhile.
-    const args = appends.flatMap(({ docId, channel, known, buffers }) =>
-      [channel, channel !== '' && this.feed?.holds(docId) ? '1' : '0', known, String(buffers.length), ...buffers])
+    const args = appends.flatMap(({ docId, channel, known, buffers, history }) => [
+      channel, channel !== '' && this.feed?.holds(docId) ? '1' : '0', known, String(buffers.length),
+      history ? String(Math.round(history.at)) : '', ...buffers,
+      ...history ? history.by.map(name => name === null ? '-' : `+${name}`) : []
+    ])
     const replies = await this.client.tandemAppend(keys.length, ...keys, this.feed?.origin ?? '', this.feed?.sharded ? '1' : '0', ...args)
     return replies.map(reply => {
       if (reply === 'DELETED') return new AppError('NOT_FOUND', 'the document was deleted')
@@ -243,6 +273,8 @@ export class RedisDocStore {
     const keys = keysOf(docId)
     await this.guard.write(() => execMulti(this.client.multi()
       .del(keys.snap, keys.log, keys.lock)
+      // History may hold hours of entries: freed off Redis's main thread.
+      .unlink(...Object.values(historyKeysOf(docId)))
       .set(keys.deleted, '1', 'PX', TOMBSTONE_TTL_MS)))
   }
 
@@ -256,5 +288,5 @@ export class RedisDocStore {
 /** @param {string} docId */
 function keysOf (docId) {
   const tag = `tandem:{doc:${docId}}`
-  return { log: `${tag}:log`, snap: `${tag}:snap`, lock: `${tag}:lock`, deleted: `${tag}:deleted` }
+  return { log: `${tag}:log`, snap: `${tag}:snap`, lock: `${tag}:lock`, deleted: `${tag}:deleted`, history: historyKeysOf(docId).entries }
 }

@@ -7,13 +7,17 @@ import { crc32 } from 'node:zlib'
 // written at once, synchronously, so its ACK follows its relayed copies (docs/PERFORMANCE.md, "An
 // update log in front of LevelDB"); with SYNC_WRITES, records given during a sync go in one write
 // after it (group commit). A record: body length and CRC-32 (4 bytes LE each), kind (1 append, 2
-// delete), the document id after a 2-byte length, each update after a 4-byte length.
+// delete, 3 append with history), the document id after a 2-byte length, each update after a 4-byte
+// length; an append with history first holds its history (`encodeHistory`) as if it were an update.
 
 export const LOG_DIR = 'update-log'
 const HEADER = 8
-export const KINDS = Object.freeze({ APPEND: 1, DELETE: 2 })
+export const KINDS = Object.freeze({ APPEND: 1, DELETE: 2, APPEND_WITH_HISTORY: 3 })
+/** Marks an update whose author is unknown. */
+const NO_AUTHOR = 0xffff
 
-/** @typedef {{ kind: number, docId: string, updates: Uint8Array[] }} LogRecord */
+/** @typedef {{ at: number, by: (string | null)[] }} UpdatesHistory when the updates were stored, and each one's author */
+/** @typedef {{ kind: number, docId: string, updates: Uint8Array[], history: UpdatesHistory | null }} LogRecord */
 /**
  * @typedef {{ bytes: Uint8Array, onDurable: () => void, resolve: () => void, reject: (err: unknown) => void }} PendingRecord
  */
@@ -173,8 +177,12 @@ function done (batch) {
   for (const record of batch) record.resolve()
 }
 
-/** @param {number} kind @param {string} docId @param {Uint8Array[]} updates @returns {Buffer} */
-export function encodeRecord (kind, docId, updates = []) {
+/**
+ * With `history`, an append is kept in history too (KINDS.APPEND_WITH_HISTORY).
+ * @param {number} kind @param {string} docId @param {Uint8Array[]} updates @param {UpdatesHistory} [history] @returns {Buffer}
+ */
+export function encodeRecord (kind, docId, updates = [], history) {
+  if (history) return encodeRecord(KINDS.APPEND_WITH_HISTORY, docId, [encodeHistory(history), ...updates])
   const id = Buffer.from(docId, 'utf8')
   const length = 3 + id.length + updatesLength(updates)
   const record = Buffer.allocUnsafe(HEADER + length)
@@ -215,10 +223,55 @@ function decodeBody (body) {
   if (body.length < 3) return null
   const kind = body[0]
   const idEnd = 3 + body.readUInt16LE(1)
-  if ((kind !== KINDS.APPEND && kind !== KINDS.DELETE) || idEnd > body.length) return null
+  const known = /** @type {number[]} */ (Object.values(KINDS)).includes(kind)
+  if (!known || idEnd > body.length) return null
   const updates = readUpdates(body, idEnd)
   if (!updates || (kind === KINDS.DELETE && updates.length > 0)) return null
-  return { kind, docId: body.toString('utf8', 3, idEnd), updates }
+  const docId = body.toString('utf8', 3, idEnd)
+  if (kind !== KINDS.APPEND_WITH_HISTORY) return { kind, docId, updates, history: null }
+  const history = updates.length > 0 ? decodeHistory(updates[0], updates.length - 1) : null
+  if (!history) return null
+  return { kind: KINDS.APPEND, docId, updates: updates.slice(1), history }
+}
+
+/**
+ * The time (ms, 8 bytes LE) then each update's author after a 2-byte length (NO_AUTHOR: none).
+ * @param {UpdatesHistory} history @returns {Buffer}
+ */
+export function encodeHistory ({ at, by }) {
+  const names = by.map(name => name === null ? null : Buffer.from(name, 'utf8'))
+  const bytes = Buffer.allocUnsafe(8 + names.reduce((sum, name) => sum + 2 + (name?.length ?? 0), 0))
+  bytes.writeDoubleLE(at, 0)
+  let offset = 8
+  for (const name of names) {
+    offset = bytes.writeUInt16LE(name === null ? NO_AUTHOR : name.length, offset)
+    if (name) offset += name.copy(bytes, offset)
+  }
+  return bytes
+}
+
+/** @param {Uint8Array} bytes @param {number} count updates it must name @returns {UpdatesHistory | null} */
+function decodeHistory (bytes, count) {
+  const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+  if (buffer.length < 8) return null
+  const at = buffer.readDoubleLE(0)
+  /** @type {(string | null)[]} */
+  const by = []
+  let offset = 8
+  // Bounded: every turn moves `offset` forward by at least 2 bytes, or returns.
+  while (offset < buffer.length) {
+    if (offset + 2 > buffer.length) return null
+    const length = buffer.readUInt16LE(offset)
+    offset += 2
+    if (length === NO_AUTHOR) {
+      by.push(null)
+      continue
+    }
+    if (offset + length > buffer.length) return null
+    by.push(buffer.toString('utf8', offset, offset + length))
+    offset += length
+  }
+  return by.length === count && Number.isFinite(at) ? { at, by } : null
 }
 
 /** The bytes `writeUpdates` takes. @param {Uint8Array[]} updates */
