@@ -135,7 +135,7 @@ export async function createServer (config, deps = {}) {
   app.use('/api/sessions', rateLimited(limits.rest, audit))
   app.use('/api/sessions', sessionsRoutes({ sessions, registry, access, cluster, guards, audit, config, history }))
   app.use('/api/sessions', contentRoutes({ sessions, registry, guards, audit, config }))
-  app.use('/api/sessions', historyRoutes({ history, guards, audit, config }))
+  app.use('/api/sessions', historyRoutes({ history, registry, guards, audit, config }))
   app.use(metricsRoutes({ token: config.metricsToken, gather: () => cluster.metricsRegistry(), audit }))
   app.use(staticRoutes())
   app.use(notFound)

@@ -313,6 +313,63 @@ for (const { mode, redis } of MODES) {
       await tandem.close()
     })
 
+    it('restores an earlier text or a checkpoint as a new edit every editor receives, keeping the history after it', async () => {
+      const clock = movableClock()
+      const { tandem, textAt, editorFor, tokenFor, get } = await historyServer(clock)
+      const session = await newSession(tandem.url)
+      const ada = await editorFor(session.id, 'ada')
+      const bob = await editorFor(session.id, 'bob')
+      clock.advance(MINUTE)
+      assert.deepEqual(await ada.insert(session.id, 0, 'fn main() {}\n'), { ok: true })
+      const early = clock.now()
+      const named = await api(tandem.url, `/api/sessions/${session.id}/checkpoints`, { method: 'POST', body: { name: 'first draft' }, headers: KEY })
+      assert.equal(named.status, 201)
+      clock.advance(MINUTE)
+      assert.deepEqual(await bob.edit(session.id, text => text.delete(0, text.length)), { ok: true })
+      assert.deepEqual(await bob.insert(session.id, 0, 'rm -rf /\n'), { ok: true })
+      const late = clock.now()
+      await waitForText(ada, session.id, 'rm -rf /\n')
+
+      clock.advance(MINUTE)
+      const viewer = await tokenFor(session.id, 'vic', 'viewer')
+      const refused = await api(tandem.url, `/api/sessions/${session.id}/restore`, { method: 'POST', body: { at: new Date(early).toISOString() }, headers: { authorization: `Bearer ${viewer}` } })
+      assert.equal(refused.status, 403)
+      assert.equal(refused.body.error.code, 'FORBIDDEN')
+      const restored = await api(tandem.url, `/api/sessions/${session.id}/restore`, { method: 'POST', body: { at: new Date(early).toISOString() }, headers: { authorization: `Bearer ${await tokenFor(session.id, 'ada')}` } })
+      assert.equal(restored.status, 200)
+      assert.equal(restored.body.length, 'fn main() {}\n'.length)
+      await waitForText(ada, session.id, 'fn main() {}\n')
+      await waitForText(bob, session.id, 'fn main() {}\n')
+      assert.equal((await get(`/api/sessions/${session.id}/content`)).body, 'fn main() {}\n')
+      assert.equal((await textAt(session.id, late)).body, 'rm -rf /\n', 'what came after the restored moment is still in history')
+      const buckets = (await get(`/api/sessions/${session.id}/history`)).body.buckets
+      assert.deepEqual(buckets.at(-1).editors, ['ada'], 'the restore is recorded as ada\'s edit')
+
+      assert.deepEqual(await bob.insert(session.id, 0, '// ok\n'), { ok: true })
+      const back = await api(tandem.url, `/api/sessions/${session.id}/restore`, { method: 'POST', body: { checkpoint: 'first draft' }, headers: KEY })
+      assert.equal(back.status, 200)
+      await waitForText(bob, session.id, 'fn main() {}\n')
+
+      for (const [body, status, code] of [
+        [{ checkpoint: 'no such one' }, 404, 'NOT_FOUND'],
+        [{ at: new Date(early).toISOString(), checkpoint: 'first draft' }, 400, 'BAD_REQUEST'],
+        [{}, 400, 'BAD_REQUEST'],
+        [{ at: new Date(clock.now() + DAY).toISOString() }, 400, 'BAD_REQUEST'],
+        [{ at: new Date(session.createdAt).getTime() - DAY }, 400, 'BAD_REQUEST']
+      ]) {
+        const res = await api(tandem.url, `/api/sessions/${session.id}/restore`, { method: 'POST', body, headers: KEY })
+        assert.equal(res.status, status, JSON.stringify(body))
+        assert.equal(res.body.error.code, code)
+      }
+      const gone = await api(tandem.url, `/api/sessions/${session.id}/restore`, { method: 'POST', body: { at: new Date(Date.parse(session.createdAt) - DAY).toISOString() }, headers: KEY })
+      assert.equal(gone.status, 410)
+      assert.equal(gone.body.error.code, 'HISTORY_GONE')
+      assert.equal((await get(`/api/sessions/${session.id}/content`)).body, 'fn main() {}\n', 'a refused restore changed nothing')
+      ada.close()
+      bob.close()
+      await tandem.close()
+    })
+
     it('removes a session\'s history and checkpoints with the session', async () => {
       const clock = movableClock()
       const { tandem, editorFor } = await historyServer(clock)

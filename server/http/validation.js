@@ -63,6 +63,10 @@ export const contentQuery = z.object({
   checkpoint: checkpointName.optional()
 }).strict().refine(query => query.at === undefined || query.checkpoint === undefined, 'give `at` or `checkpoint`, not both')
 
+/** What to bring back: the text at a time, or a checkpoint's. */
+export const restoreBody = z.object({ at: time.optional(), checkpoint: checkpointName.optional() }).strict()
+  .refine(body => (body.at === undefined) !== (body.checkpoint === undefined), 'give `at` or `checkpoint`, one of them')
+
 export const historyQuery = z.object({ from: time.optional(), to: time.optional() }).strict()
 
 /** @param {number} maxLimit */
