@@ -61,18 +61,32 @@ export function updateSession (id, fields) {
   return call(`/api/sessions/${encodeURIComponent(id)}`, { method: 'PATCH', body: fields })
 }
 
+/** Steps a playback page reads at most: pages of `/history/updates` past it are left unread. */
+const MAX_PLAYBACK_PAGES = 20
+
 /**
  * Everything history holds of a session, to play back: the document when it starts and each step
- * since, oldest first.
+ * since, oldest first (a folded minute is one step, by its editors together).
  * @param {string} id @param {string} [token]
  * @returns {Promise<{ state: Uint8Array, steps: import('./playback.js').Step[] }>}
  */
 export async function historyUpdates (id, token) {
-  const { state, steps } = await call(`/api/sessions/${encodeURIComponent(id)}/history/updates`, { token })
-  return {
-    state: fromBase64(state),
-    steps: steps.map((/** @type {{ at: string, by: string | null, update: string }} */ step) => ({ at: Date.parse(step.at), by: step.by, update: fromBase64(step.update) }))
+  const path = `/api/sessions/${encodeURIComponent(id)}`
+  const { retainedFrom } = await call(`${path}/history`, { token })
+  /** @type {import('./playback.js').Step[]} */
+  const steps = []
+  let state = new Uint8Array()
+  /** @type {string | null} */
+  let from = retainedFrom
+  for (let page = 0; from !== null && page < MAX_PLAYBACK_PAGES; page++) {
+    const read = await call(`${path}/history/updates?${new URLSearchParams({ from, limit: '5000' })}`, { token })
+    if (page === 0) state = fromBase64(read.state)
+    for (const step of read.steps) {
+      steps.push({ at: Date.parse(step.at), by: step.minute ? step.editors.join(', ') || null : step.by, update: fromBase64(step.update) })
+    }
+    from = read.next
   }
+  return { state, steps }
 }
 
 /** Brings the text of `at` back as a new edit. @param {string} id @param {string} at ISO time @param {string} [token] */

@@ -1,6 +1,6 @@
-import { basicSetup } from 'codemirror'
+import { minimalSetup } from 'codemirror'
 import { EditorState, RangeSetBuilder, StateEffect, StateField } from '@codemirror/state'
-import { Decoration, EditorView } from '@codemirror/view'
+import { Decoration, EditorView, lineNumbers } from '@codemirror/view'
 import { getSession, historyUpdates, restoreText } from './api.js'
 import { h } from './dom.js'
 import { takeInviteToken } from './invite-token.js'
@@ -48,9 +48,14 @@ export async function renderHistory (root, id) {
   try {
     [session, recorded] = await Promise.all([getSession(id, token), historyUpdates(id, token)])
   } catch (err) {
-    const status = /** @type {{ status?: number }} */ (err).status
+    const { status, code } = /** @type {{ status?: number, code?: string }} */ (err)
+    const message = status === 404
+      ? 'No such session.'
+      : code === 'HISTORY_GONE'
+        ? 'This server keeps no history of this session (HISTORY_RETENTION is off, or the session is older than it).'
+        : `Could not load the session's history: ${/** @type {Error} */ (err).message}`
     root.replaceChildren(h('main', { class: 'missing' }, [
-      h('p', {}, [status === 404 ? 'No such session.' : `Could not load the session's history: ${/** @type {Error} */ (err).message}`]),
+      h('p', {}, [message]),
       h('a', { href: '/' }, ['All sessions'])
     ]))
     return
@@ -87,7 +92,8 @@ export async function renderHistory (root, id) {
     parent: editorHost,
     state: EditorState.create({
       doc: '',
-      extensions: [basicSetup, await languageSupport(session.language), EditorState.readOnly.of(true), EditorView.editable.of(false), authorMarks]
+      // No active line or cursor: nobody types here, and the tints alone say who wrote what.
+      extensions: [minimalSetup, lineNumbers(), await languageSupport(session.language), EditorState.readOnly.of(true), EditorView.editable.of(false), authorMarks]
     })
   })
 
