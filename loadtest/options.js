@@ -68,7 +68,7 @@ const HELP_COLUMNS = 100
 /** @type {OptionSpec[]} */
 export const OPTION_SPECS = [
   { key: 'url', arg: 'URL', default: 'http://localhost:3000', parse: httpUrlList, help: 'Server to test when not spawned. Loopback only unless --allow-remote. A comma-separated list names processes sharing one Redis: editor i of each room connects to URL (i mod count), REST and /metrics go to the first.' },
-  { key: 'spawn', arg: 'MODE', parse: oneOf(/** @type {const} */ (['single', 'cluster'])), help: 'Start the server: `single` (node server/index.js on a free port, temp data dir) or `cluster` (one redis-server and --cluster-workers node server/index.js processes, each on its own port, editor i of each room on process i mod count). Stopped at the end.' },
+  { key: 'spawn', arg: 'MODE', parse: oneOf(/** @type {const} */ (['single', 'cluster'])), help: 'Start the server: `single` (node server/index.js on a free port, temp data dir) or `cluster` (one redis-server and --cluster-workers node server/index.js processes, each on its own port, editor i of each room on process i mod count), keeping history (HISTORY_RETENTION=1d unless the environment sets it). Stopped at the end.' },
   { key: 'clusterWorkers', arg: 'N', default: '2', parse: integer(1, 64), help: 'Server processes with --spawn cluster.' },
   { key: 'editors', arg: 'LIST', default: '10,25,50,100,150', parse: integerList(1, 5000), help: 'Levels of the sweep: editors connected at once, comma-separated.' },
   { key: 'perRoom', arg: 'K', default: '5', parse: perRoom, help: 'Editors per document (the last room of a level may be smaller); `all` puts each level in one document.' },
@@ -84,7 +84,7 @@ export const OPTION_SPECS = [
   { key: 'joinStorm', help: 'Connect and sync every editor of a level at the same instant (reports time-to-synced) instead of over a short ramp.' },
   { key: 'workers', arg: 'N', default: 'auto', parse: workers, help: 'Load-generator threads; `auto` sizes them from the expected message rate.' },
   { key: 'client', arg: 'CLIENT', default: 'socket.io', parse: oneOf(/** @type {import('./target.js').TandemClient[]} */ (Object.keys(TANDEM_CLIENTS))), help: 'What the editors speak through: `socket.io`, socket.io-client as the shipped client uses it; `wire`, the same bytes over a bare WebSocket, which costs the generator less per message, so that a large level measures more of the server and less of the generator.' },
-  { key: 'restDurationMs', arg: 'TIME', default: '5s', parse: duration({ max: 600 * SECOND }), help: 'autocannon time per REST endpoint (create, get, list, health); 0 skips the REST section.' },
+  { key: 'restDurationMs', arg: 'TIME', default: '5s', parse: duration({ max: 600 * SECOND }), help: 'autocannon time per REST endpoint (create, get, list, health, replace a text, read it as it was from history); 0 skips the REST section.' },
   { key: 'sloAckP99Ms', arg: 'MS', default: '50', parse: number(0.001, 1e6), help: 'SLO: ACK p99 in milliseconds a level must meet.' },
   { key: 'sloBroadcastP99Ms', arg: 'MS', default: '100', parse: number(0.001, 1e6), help: 'SLO: broadcast p99 in milliseconds a level must meet.' },
   { key: 'out', arg: 'DIR', default: 'loadtest/reports', parse: nonEmpty, help: 'Where to write <timestamp>/report.md, report.json and chart.svg.' },

@@ -16,13 +16,16 @@ const autocannon = createRequire(import.meta.url)('autocannon')
 // The REST section: autocannon against the session API, one endpoint at a time so each figure is
 // that endpoint alone. Creating is bounded by count as well as time, and what it created is deleted.
 // Replacing the text works on a session of its own, never one editors type in: each request
-// changes one line of it, as a formatter or a bot would.
+// changes one line of it, as a formatter or a bot would. Reading that text as it was halfway
+// through the PUTs comes right after them, so history holds many updates before the time asked for.
 
 const CONNECTIONS = 10
 /** The endpoints measured, one after another, each for the section's duration. */
-export const REST_ENDPOINTS = Object.freeze(['POST /api/sessions', 'GET /api/sessions/:id', 'GET /api/sessions', 'GET /api/health', 'PUT /api/sessions/:id/content'])
+export const REST_ENDPOINTS = Object.freeze(['POST /api/sessions', 'GET /api/sessions/:id', 'GET /api/sessions', 'GET /api/health', 'PUT /api/sessions/:id/content',
+  'GET /api/sessions/:id/content?at='])
 const MAX_CREATES = 2000
 const CLEANUP_CONCURRENCY = 8
+const PROBE_TIMEOUT_MS = 30000
 /** The text each PUT sends, but for its last line. */
 const CONTENT_LINES = Array.from({ length: 40 }, (_, i) => `  const line${i} = compute(${i})\n`).join('')
 
@@ -30,13 +33,26 @@ const CONTENT_LINES = Array.from({ length: 40 }, (_, i) => `  const line${i} = c
 const contentOf = n => `${CONTENT_LINES}// request ${n}\n`
 
 /**
+ * An endpoint that was not measured has `skipped` say why, and null for every figure.
  * @typedef {object} RestResult
  * @property {string} endpoint
- * @property {number} requests completed
- * @property {number} requestsPerSecond
- * @property {{ p50: number, p90: number, p99: number, max: number }} latencyMs autocannon's, 1 ms resolution
- * @property {number} errors connection errors and timeouts
- * @property {number} non2xx
+ * @property {string | null} skipped why the endpoint was not measured; null when it was
+ * @property {number | null} requests completed
+ * @property {number | null} requestsPerSecond
+ * @property {{ p50: number, p90: number, p99: number, max: number } | null} latencyMs autocannon's, 1 ms resolution
+ * @property {number | null} errors connection errors and timeouts
+ * @property {number | null} non2xx
+ */
+
+/**
+ * @typedef {object} EndpointSpec
+ * @property {string} endpoint
+ * @property {'GET' | 'POST' | 'PUT'} method
+ * @property {string} path
+ * @property {string} [body]
+ * @property {number} [maxOverallRequests]
+ * @property {(status: number, body: string) => void} [onResponse]
+ * @property {(request: AutocannonRequest) => AutocannonRequest} [setupRequest]
  */
 
 /**
@@ -52,56 +68,95 @@ export async function runRest (api, { durationMs }) {
   const content = await api.createSession({ name: 'loadtest rest content', content: contentOf(0) })
   created.push(content.id)
   let puts = 0
-  const [create, get, list, health, replace] = REST_ENDPOINTS
+  const [create, get, list, health, replace, readAt] = REST_ENDPOINTS
+  /** @type {EndpointSpec[]} */
   const endpoints = [
     {
       endpoint: create,
-      method: /** @type {const} */ ('POST'),
+      method: 'POST',
       path: '/api/sessions',
       body,
       maxOverallRequests: MAX_CREATES,
-      onResponse: (/** @type {number} */ status, /** @type {string} */ text) => { if (status === 201) created.push(JSON.parse(text).id) }
+      onResponse: (status, text) => { if (status === 201) created.push(JSON.parse(text).id) }
     },
-    { endpoint: get, method: /** @type {const} */ ('GET'), path: `/api/sessions/${id}` },
-    { endpoint: list, method: /** @type {const} */ ('GET'), path: '/api/sessions?limit=20' },
-    { endpoint: health, method: /** @type {const} */ ('GET'), path: '/api/health' },
-    {
-      endpoint: replace,
-      method: /** @type {const} */ ('PUT'),
-      path: `/api/sessions/${content.id}/content`,
-      body: JSON.stringify({ text: contentOf(0) }),
-      setupRequest: (/** @type {AutocannonRequest} */ request) => ({ ...request, body: JSON.stringify({ text: contentOf(++puts) }) })
-    }
+    { endpoint: get, method: 'GET', path: `/api/sessions/${id}` },
+    { endpoint: list, method: 'GET', path: '/api/sessions?limit=20' },
+    { endpoint: health, method: 'GET', path: '/api/health' }
   ]
   try {
     /** @type {RestResult[]} */
     const results = []
-    for (const { endpoint, method, path, body, maxOverallRequests, onResponse, setupRequest } of endpoints) {
-      const result = await autocannon({
-        url: api.url,
-        connections: CONNECTIONS,
-        duration: durationMs / 1000,
-        ...(maxOverallRequests ? { maxOverallRequests } : {}),
-        requests: [{
-          method,
-          path,
-          headers: { ...api.headers, ...(body ? { 'content-type': 'application/json' } : {}) },
-          ...(body ? { body } : {}),
-          ...(onResponse ? { onResponse } : {}),
-          ...(setupRequest ? { setupRequest } : {})
-        }]
-      })
-      results.push({
-        endpoint,
-        requests: result.requests.total,
-        requestsPerSecond: result.requests.total / result.duration,
-        latencyMs: { p50: result.latency.p50, p90: result.latency.p90, p99: result.latency.p99, max: result.latency.max },
-        errors: result.errors,
-        non2xx: result.non2xx
-      })
-    }
+    for (const spec of endpoints) results.push(await measure(api, spec, durationMs))
+    const putsFrom = Date.now()
+    results.push(await measure(api, {
+      endpoint: replace,
+      method: 'PUT',
+      path: `/api/sessions/${content.id}/content`,
+      body: JSON.stringify({ text: contentOf(0) }),
+      setupRequest: request => ({ ...request, body: JSON.stringify({ text: contentOf(++puts) }) })
+    }, durationMs))
+    // History is stamped by the server's clock: halfway through the PUTs by this one is within them
+    // while the two clocks agree to within half the phase, as on one machine.
+    const at = new Date((putsFrom + Date.now()) / 2).toISOString()
+    /** @type {EndpointSpec} */
+    const past = { endpoint: readAt, method: 'GET', path: `/api/sessions/${content.id}/content?at=${encodeURIComponent(at)}` }
+    // A server that keeps no history answers every such read 410 HISTORY_GONE: one refusal tells,
+    // and thousands more would only time the error.
+    const refusal = await refusalOf(api, past.path)
+    results.push(refusal === null ? await measure(api, past, durationMs) : skipped(readAt, refusal))
     return results
   } finally {
     await mapLimit(created, CLEANUP_CONCURRENCY, session => api.deleteSession(session).catch(() => {}))
   }
+}
+
+/**
+ * autocannon on one endpoint for `durationMs` (or its `maxOverallRequests`, if sooner).
+ * @param {import('./api.js').TandemApi} api
+ * @param {EndpointSpec} spec
+ * @param {number} durationMs
+ * @returns {Promise<RestResult>}
+ */
+async function measure (api, { endpoint, method, path, body, maxOverallRequests, onResponse, setupRequest }, durationMs) {
+  const result = await autocannon({
+    url: api.url,
+    connections: CONNECTIONS,
+    duration: durationMs / 1000,
+    ...(maxOverallRequests ? { maxOverallRequests } : {}),
+    requests: [{
+      method,
+      path,
+      headers: { ...api.headers, ...(body ? { 'content-type': 'application/json' } : {}) },
+      ...(body ? { body } : {}),
+      ...(onResponse ? { onResponse } : {}),
+      ...(setupRequest ? { setupRequest } : {})
+    }]
+  })
+  return {
+    endpoint,
+    skipped: null,
+    requests: result.requests.total,
+    requestsPerSecond: result.requests.total / result.duration,
+    latencyMs: { p50: result.latency.p50, p90: result.latency.p90, p99: result.latency.p99, max: result.latency.max },
+    errors: result.errors,
+    non2xx: result.non2xx
+  }
+}
+
+/** @param {string} endpoint @param {string} reason @returns {RestResult} */
+const skipped = (endpoint, reason) => ({ endpoint, skipped: reason, requests: null, requestsPerSecond: null, latencyMs: null, errors: null, non2xx: null })
+
+/**
+ * Null when one GET of `path` succeeds; else what the server answered, as the reason not to measure it.
+ * @param {import('./api.js').TandemApi} api
+ * @param {string} path
+ */
+async function refusalOf (api, path) {
+  const res = await fetch(api.url + path, { headers: api.headers, signal: AbortSignal.timeout(PROBE_TIMEOUT_MS) })
+  const text = await res.text()
+  if (res.ok) return null
+  /** @type {{ code?: string, message?: string } | undefined} */
+  let error
+  try { error = JSON.parse(text).error } catch {}
+  return `a first request answered ${res.status}${error?.code ? ` ${error.code}` : ''}: ${error?.message ?? text.slice(0, 200)}`
 }

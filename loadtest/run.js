@@ -38,7 +38,9 @@ export async function runLoadTest (options, hooks, argv) {
   const startedAt = new Date().toISOString()
   const machine = describeMachine()
   const trace = options.trace ? await loadTrace(options.trace) : null
-  const spawned = options.spawn ? await spawnServer(options.spawn, options) : null
+  // A server spawned here keeps history, so the REST section's `content?at=` has one to read; a day
+  // outlasts any run.
+  const spawned = options.spawn ? await spawnServer(options.spawn, { ...options, historyRetention: '1d' }) : null
   const urls = spawned?.urls ?? options.url
   const slo = { ackP99Ms: options.sloAckP99Ms, broadcastP99Ms: options.sloBroadcastP99Ms }
   try {

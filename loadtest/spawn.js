@@ -15,7 +15,8 @@ import { now, sleepUntil } from './clock.js'
 // separate hosts or a non-sticky balancer's backends would be. Everything listens on a free loopback
 // port with its data in a temp directory, and `stop()` undoes everything. Like any client, it imports
 // nothing from server/: the Node.js options come from `npm start`'s script, SYNC_WRITES from the
-// environment it passes on.
+// environment it passes on. A caller may have the servers keep history (`historyRetention`), which
+// HISTORY_RETENTION in the environment overrides, so a run can measure a server without it.
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const READY_TIMEOUT_MS = 60000
@@ -62,18 +63,25 @@ function nodeOptionsOf (start) {
 }
 
 /**
+ * @typedef {object} SpawnOptions
+ * @property {number} clusterWorkers
+ * @property {string | null} apiKey
+ * @property {string} [historyRetention] the servers' HISTORY_RETENTION, unless the environment sets one
+ */
+
+/**
  * @param {'single' | 'cluster'} mode
- * @param {{ clusterWorkers: number, apiKey: string | null }} options
+ * @param {SpawnOptions} options
  * @returns {Promise<SpawnedServer>}
  */
 export async function spawnServer (mode, options) {
   return mode === 'cluster' ? spawnCluster(options) : spawnSingle(options)
 }
 
-/** @param {{ apiKey: string | null }} options */
+/** @param {SpawnOptions} options */
 async function spawnSingle (options) {
   const dir = await mkdtemp(join(tmpdir(), 'tandem-loadtest-'))
-  const env = { ...PER_IP_LIMITS_OFF, DATA_DIR: join(dir, 'data'), LOG_LEVEL: 'warn' }
+  const env = { ...PER_IP_LIMITS_OFF, ...historyOf(options), DATA_DIR: join(dir, 'data'), LOG_LEVEL: 'warn' }
   const { url, server } = await startServerProcess(env, options.apiKey)
     .catch(async (err) => { await rm(dir, { recursive: true, force: true }); throw err })
   const stop = async () => {
@@ -97,8 +105,9 @@ export async function startServerProcess (env, apiKey = null) {
   return { url, server }
 }
 
-/** @param {{ clusterWorkers: number, apiKey: string | null }} options */
-async function spawnCluster ({ clusterWorkers, apiKey }) {
+/** @param {SpawnOptions} options */
+async function spawnCluster (options) {
+  const { clusterWorkers, apiKey } = options
   const dir = await mkdtemp(join(tmpdir(), 'tandem-loadtest-'))
   const redisPort = await freePort()
   const redis = startProcess('redis-server', 'redis-server', ['--port', String(redisPort), '--bind', '127.0.0.1', ...REDIS_PERSISTENCE, '--dir', dir], {})
@@ -118,7 +127,7 @@ async function spawnCluster ({ clusterWorkers, apiKey }) {
     }
     ports.shift()
     const redisUrl = `redis://127.0.0.1:${redisPort}`
-    const env = { ...PER_IP_LIMITS_OFF, HOST: '127.0.0.1', REDIS_URL: redisUrl, LOG_LEVEL: 'warn' }
+    const env = { ...PER_IP_LIMITS_OFF, ...historyOf(options), HOST: '127.0.0.1', REDIS_URL: redisUrl, LOG_LEVEL: 'warn' }
     for (const [i, port] of ports.entries()) {
       servers.push(startProcess(`server ${i}`, process.execPath, [...SERVER_NODE_OPTIONS, join(ROOT, ENTRY)], {
         ...env,
@@ -136,6 +145,16 @@ async function spawnCluster ({ clusterWorkers, apiKey }) {
     await stop()
     throw err
   }
+}
+
+/**
+ * HISTORY_RETENTION for the servers, when the caller asks for history and the environment, which
+ * the servers inherit, sets none of its own.
+ * @param {SpawnOptions} options
+ * @returns {Record<string, string>}
+ */
+function historyOf ({ historyRetention }) {
+  return historyRetention === undefined || process.env.HISTORY_RETENTION !== undefined ? {} : { HISTORY_RETENTION: historyRetention }
 }
 
 /** @param {ReturnType<typeof startProcess>[]} processes @returns {NamedPid[]} */

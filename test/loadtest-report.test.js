@@ -8,6 +8,7 @@ import { describeMachine } from '../loadtest/machine.js'
 import { parseOptions } from '../loadtest/options.js'
 import { roomSizesOf } from '../loadtest/plan.js'
 import { renderMarkdown } from '../loadtest/report/markdown.js'
+import { tableAfter } from './helpers/markdown.js'
 import { settingsOf } from '../loadtest/run.js'
 import client from 'prom-client'
 import { bucketDelta, buckets, max, quantile, samplesOf, sum } from '../loadtest/prometheus.js'
@@ -169,72 +170,88 @@ describe('load test generator health', () => {
   })
 })
 
-describe('load test report of a level whose generator used all its CPU', () => {
-  const options = parseOptions(['--editors', '10', '--duration', '2s'])
+const options = parseOptions(['--editors', '10', '--duration', '2s'])
 
-  /**
-   * The report of one level of 10 editors in rooms of 5, as two generator threads measured it, with
-   * the generator process at `cpuPercent` on two cores it shares with the server.
-   * @param {number} cpuPercent
-   */
-  function reportAt (cpuPercent) {
-    const parts = [0, 1].map(() => {
-      const stats = new EditorStats()
-      for (let editor = 0; editor < 5; editor++) {
-        recordMs(stats.connect, 2)
-        recordMs(stats.join, 3)
-        recordMs(stats.synced, 5)
-        for (let edit = 0; edit < 10; edit++) {
-          stats.sent++
-          stats.acked++
-          stats.recordAck(1.5)
-          recordMs(stats.scheduleLag, 0.5)
-          for (let other = 0; other < 4; other++) stats.recordBroadcast(2.5)
-        }
+/**
+ * The report of one level of 10 editors in rooms of 5, as two generator threads measured it, with
+ * the generator process at `cpuPercent` on two cores it shares with the server.
+ * @param {number} cpuPercent
+ * @param {import('../loadtest/rest.js').RestResult[] | null} [rest] its REST section
+ */
+function reportAt (cpuPercent, rest = null) {
+  const parts = [0, 1].map(() => {
+    const stats = new EditorStats()
+    for (let editor = 0; editor < 5; editor++) {
+      recordMs(stats.connect, 2)
+      recordMs(stats.join, 3)
+      recordMs(stats.synced, 5)
+      for (let edit = 0; edit < 10; edit++) {
+        stats.sent++
+        stats.acked++
+        stats.recordAck(1.5)
+        recordMs(stats.scheduleLag, 0.5)
+        for (let other = 0; other < 4; other++) stats.recordBroadcast(2.5)
       }
-      return { ...stats.toMessage(), eventLoopUtilization: 0.5, traceFinished: 0, traceReplayed: 0 }
-    })
-    const result = summarizeLevel({
-      options,
-      editors: 10,
-      roomSizes: roomSizesOf(10, 5),
-      threads: 2,
-      rampMs: 200,
-      joined: 10,
-      joinFailures: {},
-      expected: 400,
-      parts,
-      windowMs: options.durationMs,
-      cpuPercent,
-      server: null,
-      convergence: { converged: true, rooms: 2, diverged: 0, editors: 2 },
-      cores: 2
-    })
-    const slo = { ackP99Ms: options.sloAckP99Ms, broadcastP99Ms: options.sloBroadcastP99Ms }
-    const failures = sloFailures(result, slo)
-    const levels = [{ ...result, slo: { pass: failures.length === 0, failures } }]
-    return /** @type {import('../loadtest/run.js').Report} */ ({
-      tool: 'tandem-loadtest',
-      startedAt: '2026-01-01T00:00:00.000Z',
-      finishedAt: '2026-01-01T00:01:00.000Z',
-      machine: describeMachine(),
-      target: { url: options.url[0], mode: 'external', description: 'server at --url', urls: options.url, processes: [], spread: null },
-      server: { version: '0.1.0', commit: null, storage: 'leveldb', syncWrites: false, workers: 1 },
-      settings: settingsOf(options, ['--editors', '10', '--duration', '2s']),
-      trace: null,
-      levels,
-      soak: null,
-      rest: null,
-      verdict: verdict(levels, slo)
-    })
-  }
+    }
+    return { ...stats.toMessage(), eventLoopUtilization: 0.5, traceFinished: 0, traceReplayed: 0 }
+  })
+  const result = summarizeLevel({
+    options,
+    editors: 10,
+    roomSizes: roomSizesOf(10, 5),
+    threads: 2,
+    rampMs: 200,
+    joined: 10,
+    joinFailures: {},
+    expected: 400,
+    parts,
+    windowMs: options.durationMs,
+    cpuPercent,
+    server: null,
+    convergence: { converged: true, rooms: 2, diverged: 0, editors: 2 },
+    cores: 2
+  })
+  const slo = { ackP99Ms: options.sloAckP99Ms, broadcastP99Ms: options.sloBroadcastP99Ms }
+  const failures = sloFailures(result, slo)
+  const levels = [{ ...result, slo: { pass: failures.length === 0, failures } }]
+  return /** @type {import('../loadtest/run.js').Report} */ ({
+    tool: 'tandem-loadtest',
+    startedAt: '2026-01-01T00:00:00.000Z',
+    finishedAt: '2026-01-01T00:01:00.000Z',
+    machine: describeMachine(),
+    target: { url: options.url[0], mode: 'external', description: 'server at --url', urls: options.url, processes: [], spread: null },
+    server: { version: '0.1.0', commit: null, storage: 'leveldb', syncWrites: false, workers: 1 },
+    settings: settingsOf(options, ['--editors', '10', '--duration', '2s']),
+    trace: null,
+    levels,
+    soak: null,
+    rest,
+    verdict: verdict(levels, slo)
+  })
+}
 
+describe('load test report of a level whose generator used all its CPU', () => {
   it('says that its figures measure the generator, not the server, beside the level and in the verdict', () => {
     const markdown = renderMarkdown(reportAt(99))
     assert.match(markdown, /^- 10 editors: the generator used 99% CPU, .*these figures measure the generator, not the server/m)
     assert.match(markdown, /\*\*Verdict\.\*\* .*At 10 editors the load generator, not the server, was the bottleneck/)
     const spare = renderMarkdown(reportAt(60))
     assert.doesNotMatch(spare, /measure the generator|was the bottleneck/)
+  })
+})
+
+describe('load test report of the REST section', () => {
+  it('shows an endpoint it skipped as such, its figures as dashes, and says why', () => {
+    const measured = { endpoint: 'PUT /api/sessions/:id/content', skipped: null, requests: 5000, requestsPerSecond: 1000, latencyMs: { p50: 9, p90: 12, p99: 20, max: 31 }, errors: 0, non2xx: 0 }
+    const why = 'a first request answered 410 HISTORY_GONE: this server keeps no history (HISTORY_RETENTION=0)'
+    const skipped = { endpoint: 'GET /api/sessions/:id/content?at=', skipped: why, requests: null, requestsPerSecond: null, latencyMs: null, errors: null, non2xx: null }
+    const markdown = renderMarkdown(reportAt(60, [measured, skipped]))
+    assert.deepEqual(tableAfter(markdown, '## REST'), [
+      ['`PUT /api/sessions/:id/content`', '5000', '1000', '9', '12', '20', '31', '0', '0'],
+      ['`GET /api/sessions/:id/content?at=`', 'skipped', '–', '–', '–', '–', '–', '–', '–']
+    ])
+    assert.ok(markdown.includes(`\`GET /api/sessions/:id/content?at=\` was not measured: ${why}.`))
+    assert.doesNotMatch(renderMarkdown(reportAt(60, [measured])), /was not measured/)
   })
 })
 

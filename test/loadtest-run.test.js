@@ -4,7 +4,9 @@ import { readFile, readdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { after, before, describe, it } from 'node:test'
+import { TandemApi } from '../loadtest/api.js'
 import { formatMs, formatPercent } from '../loadtest/report/format.js'
+import { REST_ENDPOINTS, runRest } from '../loadtest/rest.js'
 import { tableAfter } from './helpers/markdown.js'
 import { freePort, missing } from './helpers/processes.js'
 import { startServer, tempDataDir } from './helpers/server.js'
@@ -62,8 +64,10 @@ describe('npm run loadtest, a small run against a server it spawns', () => {
       assert.ok(level.generator.cpuPercent > 0)
       assert.equal(typeof level.slo.pass, 'boolean')
     }
-    assert.deepEqual(report.rest.map((/** @type {any} */ r) => r.endpoint), ['POST /api/sessions', 'GET /api/sessions/:id', 'GET /api/sessions', 'GET /api/health', 'PUT /api/sessions/:id/content'])
-    for (const rest of report.rest) assert.ok(rest.requests > 0 && rest.non2xx === 0, rest.endpoint)
+    assert.deepEqual(report.rest.map((/** @type {any} */ r) => r.endpoint), ['POST /api/sessions', 'GET /api/sessions/:id', 'GET /api/sessions', 'GET /api/health', 'PUT /api/sessions/:id/content',
+      'GET /api/sessions/:id/content?at='])
+    // A spawned server keeps history, so reading a past time is measured like the rest.
+    for (const rest of report.rest) assert.ok(rest.skipped === null && rest.requests > 0 && rest.non2xx === 0, rest.endpoint)
     assert.equal(typeof report.verdict.summary, 'string')
     assert.equal(report.target.mode, 'single')
   })
@@ -157,6 +161,23 @@ describe('npm run loadtest --spawn cluster --cluster-workers 2', { skip: missing
     assert.ok(Math.abs(perSecond / receivedPerSecond - 1) < 0.1, `server ${perSecond.toFixed(1)}/s, editors ${receivedPerSecond.toFixed(1)}/s`)
     assert.ok(Math.abs(cpuMsPer1000 - level.serverProcess.cpuPercent * 10 / (perSecond / 1000)) < 1e-9)
     assert.ok(level.server.updates > 0.9 * level.updates.acked, `${level.server.updates} of ${level.updates.acked} updates counted by the processes`)
+  })
+})
+
+describe('the REST section against a server that keeps no history', () => {
+  it('measures every endpoint but the read of a past time, which it skips after one 410 HISTORY_GONE, saying so', async () => {
+    const tandem = await startServer({ restPerMinute: 0 })
+    try {
+      const results = await runRest(new TandemApi(tandem.url, null), { durationMs: 300 })
+      assert.deepEqual(results.map(r => r.endpoint), REST_ENDPOINTS)
+      const readAt = /** @type {import('../loadtest/rest.js').RestResult} */ (results.at(-1))
+      assert.equal(readAt.endpoint, 'GET /api/sessions/:id/content?at=')
+      assert.match(readAt.skipped ?? '', /^a first request answered 410 HISTORY_GONE: this server keeps no history/)
+      assert.deepEqual([readAt.requests, readAt.requestsPerSecond, readAt.latencyMs, readAt.errors, readAt.non2xx], [null, null, null, null, null])
+      for (const measured of results.slice(0, -1)) assert.ok(measured.skipped === null && /** @type {number} */ (measured.requests) > 0 && measured.non2xx === 0, measured.endpoint)
+    } finally {
+      await tandem.close()
+    }
   })
 })
 

@@ -123,13 +123,19 @@ function serverProcesses ({ levels, target }) {
 /** @param {import('../rest.js').RestResult[] | null} results */
 function rest (results) {
   if (!results) return []
+  const skipped = results.filter(r => r.skipped !== null).map(r => `\`${r.endpoint}\` was not measured: ${r.skipped}.`)
   return [
     '## REST API (autocannon, 10 connections)',
-    'Latency at autocannon\'s 1 ms resolution.',
+    'Latency at autocannon\'s 1 ms resolution. `content?at=` reads the text of the PUTs\' session as it was halfway through them, from its history.',
     table(['Endpoint', 'Requests', 'Requests/s', 'p50 (ms)', 'p90 (ms)', 'p99 (ms)', 'max (ms)', 'Errors', 'Non-2xx'],
-      results.map(r => [`\`${r.endpoint}\``, r.requests, formatNumber(r.requestsPerSecond), r.latencyMs.p50, r.latencyMs.p90, r.latencyMs.p99, r.latencyMs.max, r.errors, r.non2xx]))
+      results.map(r => [`\`${r.endpoint}\``, r.skipped === null ? dash(r.requests) : 'skipped', formatNumber(r.requestsPerSecond),
+        dash(r.latencyMs?.p50), dash(r.latencyMs?.p90), dash(r.latencyMs?.p99), dash(r.latencyMs?.max), dash(r.errors), dash(r.non2xx)])),
+    ...(skipped.length > 0 ? [skipped.join(' ')] : [])
   ]
 }
+
+/** A figure that was not measured (a skipped endpoint's) shows as a dash. @param {number | null | undefined} value */
+const dash = value => value === null || value === undefined ? '–' : value
 
 /**
  * @param {import('../run.js').Report['settings']} settings
