@@ -76,7 +76,11 @@ export async function createServer (config, deps = {}) {
         // The join token's user; with auth off, the name the editor's awareness shows.
         authorOf: (doc, socket) => membershipsOf(socket).get(doc.id)?.user ?? doc.awareness.nameOf(socket),
         // After the documents' compactions, which run once the server is built.
-        compact: (docId) => history.compact(docId)
+        compact: (docId) => history.compact(docId),
+        // Beside the load, never delaying it.
+        loaded: (docId, updates, at) => {
+          history.startFrom(docId, updates, at).catch(err => logger.warn({ err, doc: docId }, 'history could not be started'))
+        }
       }
     : null
   const relayOptions = { awarenessIntervalMs: config.awarenessIntervalMs, fanOutSpacing: config.fanOutSpacing, metrics, writeFrame: frameWriter(logger) }

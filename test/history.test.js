@@ -6,6 +6,7 @@ import { KEYFRAME_EVERY, compactHistory } from '../server/documents/history-comp
 import { minuteEnd } from '../server/storage/history-store.js'
 import { startChildServer } from './helpers/child-server.js'
 import { TestEditor, awarenessUpdate } from './helpers/editor.js'
+import { eventually } from './helpers/eventually.js'
 import { missing } from './helpers/processes.js'
 import { startRedis } from './helpers/redis.js'
 import { api, createSession, startServer, tempDataDir } from './helpers/server.js'
@@ -395,6 +396,38 @@ for (const { mode, redis } of MODES) {
       assert.equal((await textAt(session.id, clock.now())).body.error.code, 'HISTORY_GONE')
       ada.close()
       await tandem.close()
+    })
+
+    it('starts history where it was turned on for a document with edits, and refuses earlier times rather than answer without those edits', async () => {
+      const clock = movableClock()
+      const data = redis ? null : await tempDataDir()
+      const storage = data ? { dataDir: data.dir } : {}
+      const before = await historyServer(clock, { historyRetentionMs: 0, ...storage })
+      const session = await newSession(before.tandem.url)
+      const ada = await before.editorFor(session.id, 'ada')
+      assert.deepEqual(await ada.insert(session.id, 0, 'kept before history\n'), { ok: true })
+      ada.close()
+      await before.tandem.close()
+
+      clock.advance(MINUTE)
+      const turnedOn = clock.now()
+      const after = await historyServer(clock, storage)
+      const bob = await after.editorFor(session.id, 'bob')
+      await eventually(async () => (await after.get(`/api/sessions/${session.id}/history`)).body.retainedFrom !== session.createdAt, { what: 'history started at the load' })
+      const { retainedFrom } = (await after.get(`/api/sessions/${session.id}/history`)).body
+      assert.ok(Date.parse(retainedFrom) >= turnedOn - 1 && Date.parse(retainedFrom) <= clock.now(), retainedFrom)
+      clock.advance(MINUTE)
+      const loaded = clock.now()
+      clock.advance(MINUTE)
+      assert.deepEqual(await bob.insert(session.id, 0, '// bob\n'), { ok: true })
+      assert.equal((await after.textAt(session.id, loaded)).body, 'kept before history\n')
+      assert.equal((await after.textAt(session.id, clock.now())).body, '// bob\nkept before history\n')
+      const earlier = await after.textAt(session.id, turnedOn - MINUTE / 2)
+      assert.equal(earlier.status, 410)
+      assert.equal(earlier.body.error.code, 'HISTORY_GONE')
+      bob.close()
+      await after.tandem.close()
+      await data?.remove()
     })
 
     it('keeps no history entry of an update storage refused', async () => {

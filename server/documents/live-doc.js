@@ -32,6 +32,8 @@ export const DOC_STATES = Object.freeze({ LOADING: 'loading', LIVE: 'live', CLOS
  * @property {() => number} now the server clock, in ms
  * @property {(doc: LiveDoc, sender: import('socket.io').Socket) => string | null} authorOf who sent an update
  * @property {(docId: string) => Promise<void>} compact the history's compaction, run after the document's
+ * @property {(docId: string, updates: Uint8Array[], at: number) => void} loaded what a load read, as it
+ *   stood at `at` or later: history starts there if it holds nothing of the document yet
  */
 
 /**
@@ -117,6 +119,8 @@ export class LiveDoc {
    * leaves structs pending (served, it would show a text nobody wrote). Resolves to how many it read.
    */
   async load () {
+    // Before the read: an update stored after it has a later time than this.
+    const readAt = this.history?.now()
     try {
       const stored = await this.store.load(this.id)
       checkStoredShape(stored.updates, this.maxDocStructs)
@@ -125,6 +129,7 @@ export class LiveDoc {
       this.position = stored.position
       this.#storedUpdates = stored.updates.length
       this.bytes = byteSum(stored.updates)
+      if (readAt !== undefined && stored.updates.length > 0) this.history?.loaded(this.id, stored.updates, readAt)
     } catch (err) {
       this.#close()
       throw err

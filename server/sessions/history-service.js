@@ -156,8 +156,24 @@ export class HistoryService {
   }
 
   /**
-   * The base's time once history dropped older ones; until then, the session's creation (history
-   * holds every update since). @param {string} id
+   * Where history starts for a document it holds nothing of, though storage holds its edits (made
+   * while no history was kept): the document as loaded, just before `at`. Without it, a time before
+   * the first kept update would be answered with a text missing what was stored before.
+   * @param {string} docId @param {Uint8Array[]} updates what a load read, as it stood at `at` or later
+   * @param {number} at the server clock before the load read them
+   */
+  async startFrom (docId, updates, at) {
+    const before = at - 1
+    const [base, entries, steps] = await Promise.all([
+      this.store.base(docId), this.store.entries(docId, -1, before, 1), this.store.steps(docId, -1, before, 1)
+    ])
+    if (base || entries.length > 0 || steps.length > 0) return
+    await this.store.fold(docId, { base: { at: before, state: Y.mergeUpdates(updates) } })
+  }
+
+  /**
+   * The base's time once history dropped older ones, or once it started on a document that already
+   * had edits; until then, the session's creation (history holds every update since). @param {string} id
    */
   async #retainedFrom (id) {
     const record = await this.sessions.record(id)
