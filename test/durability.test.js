@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url'
 import * as Y from 'yjs'
 import { EVENTS } from '../isomorphic/events.js'
 import { startChildServer } from './helpers/child-server.js'
-import { TestEditor } from './helpers/editor.js'
+import { TestEditor, typeUntilKilled } from './helpers/editor.js'
 import { eventually } from './helpers/eventually.js'
 import { api, contentOf, createSession, startServer, tempDataDir } from './helpers/server.js'
 
@@ -47,22 +47,9 @@ describe('durability: nothing acknowledged is lost', () => {
     const session = await createSession(server.url)
     const alice = new TestEditor(server.url)
     await alice.join(session.id)
-    /** @type {string[]} */
-    const acked = []
-    let sent = 0
-    // Keep 10 updates in flight; kill -9 the moment the 150th ACK arrives.
-    const killed = new Promise((resolve) => {
-      const sendNext = () => {
-        const token = `<${sent++}>`
-        alice.insert(session.id, alice.text(session.id).length, token).then((reply) => {
-          if (reply.ok) acked.push(token)
-          if (acked.length === 150) resolve(server.stop('SIGKILL'))
-          else if (acked.length < 150) sendNext()
-        }, () => {})
-      }
-      for (let i = 0; i < 10; i++) sendNext()
-    })
-    assert.equal((await killed).signal, 'SIGKILL')
+    // Ten updates in flight, and kill -9 the moment the 150th ACK arrives.
+    const { acked, exit } = await typeUntilKilled(alice, session.id, server, 150)
+    assert.equal(exit.signal, 'SIGKILL')
     alice.close()
 
     server = await startChildServer({ DATA_DIR: dir })

@@ -5,7 +5,7 @@ import { EVENTS, TEXT_NAME } from '../isomorphic/events.js'
 import { KEYFRAME_EVERY, compactHistory } from '../server/documents/history-compaction.js'
 import { minuteEnd } from '../server/storage/history-store.js'
 import { startChildServer } from './helpers/child-server.js'
-import { TestEditor, awarenessUpdate } from './helpers/editor.js'
+import { TestEditor, awarenessUpdate, typeUntilKilled } from './helpers/editor.js'
 import { eventually } from './helpers/eventually.js'
 import { missing } from './helpers/processes.js'
 import { startRedis } from './helpers/redis.js'
@@ -459,22 +459,9 @@ describe('history through a crash (embedded LevelDB)', () => {
     // Auth off: the author is the name the editor's awareness shows.
     const state = { user: { name: 'Guest Ada', color: '#268bd2' } }
     assert.deepEqual(await alice.request(EVENTS.AWARENESS, { doc: session.id, update: awarenessUpdate(alice.ydoc(session.id).clientID, 1, state) }), { ok: true })
-    /** @type {string[]} */
-    const acked = []
-    let sent = 0
-    // Keep 10 updates in flight; kill -9 the moment the 60th ACK arrives.
-    const killed = new Promise((resolve) => {
-      const sendNext = () => {
-        const token = `<${sent++}>`
-        alice.insert(session.id, alice.text(session.id).length, token).then((reply) => {
-          if (reply.ok) acked.push(token)
-          if (acked.length === 60) resolve(server.stop('SIGKILL'))
-          else if (acked.length < 60) sendNext()
-        }, () => {})
-      }
-      for (let i = 0; i < 10; i++) sendNext()
-    })
-    assert.equal((await killed).signal, 'SIGKILL')
+    // Ten updates in flight, and kill -9 the moment the 60th ACK arrives.
+    const { acked, exit } = await typeUntilKilled(alice, session.id, server, 60)
+    assert.equal(exit.signal, 'SIGKILL')
     alice.close()
 
     server = await startChildServer(env)

@@ -192,3 +192,29 @@ export function cursorIn (ydoc, anchor, head = anchor) {
   const at = (/** @type {number} */ index) => JSON.parse(JSON.stringify(Y.createRelativePositionFromTypeIndex(ydoc.getText(TEXT_NAME), index)))
   return { anchor: at(anchor), head: at(head) }
 }
+
+/**
+ * Types tokens (`<0>`, `<1>`, …) at the end of `docId`, ten in flight, and kills the server with
+ * SIGKILL the moment the `count`th is acknowledged: what a crash mid-burst leaves. Resolves with
+ * the tokens acknowledged by then, in order, and how the server exited.
+ * @param {TestEditor} editor joined to `docId` @param {string} docId
+ * @param {{ stop: (signal: NodeJS.Signals) => Promise<{ code: number | null, signal: string | null }> }} server
+ * @param {number} count
+ */
+export async function typeUntilKilled (editor, docId, server, count) {
+  /** @type {string[]} */
+  const acked = []
+  let sent = 0
+  const exit = await new Promise((resolve) => {
+    const sendNext = () => {
+      const token = `<${sent++}>`
+      editor.insert(docId, editor.text(docId).length, token).then((reply) => {
+        if (reply.ok) acked.push(token)
+        if (acked.length === count) resolve(server.stop('SIGKILL'))
+        else if (acked.length < count) sendNext()
+      }, () => {})
+    }
+    for (let i = 0; i < 10; i++) sendNext()
+  })
+  return { acked, exit }
+}
