@@ -3,13 +3,15 @@
 // `npm run bench -- scale` runs the scale-out bench (bench/scale.js) instead, with the arguments
 // after `scale`; `npm run bench -- hostile` what small hostile inputs cost a server (bench/hostile.js);
 // `npm run bench -- footprint` what an idle and a deleted document leave in Redis (bench/redis-footprint.js);
-// `npm run bench -- history` what a session's history costs and how fast it reads (bench/history.js).
+// `npm run bench -- history` what a session's history costs and how fast it reads (bench/history.js);
+// `npm run bench -- diff` how long a server edit's diff takes (bench/text-diff.js).
 // Each bench is loaded only when it runs, so a run loads only what it measures.
 
 const SCALE = 'scale'
 const HOSTILE = 'hostile'
 const FOOTPRINT = 'footprint'
 const HISTORY = 'history'
+const DIFF = 'diff'
 const argv = process.argv.slice(2)
 
 if (argv[0] === SCALE) {
@@ -25,8 +27,11 @@ if (argv[0] === SCALE) {
 } else if (argv[0] === HISTORY) {
   const { main: history } = await import('./history.js')
   await history(argv.slice(1))
+} else if (argv[0] === DIFF) {
+  const { main: diff } = await import('./text-diff.js')
+  await diff(argv.slice(1))
 } else if (argv.length > 0) {
-  process.stderr.write(`bench: unexpected ${JSON.stringify(argv[0])}. Usage: npm run bench [-- scale [options] | -- hostile [--root DIR] | -- footprint [options] | -- history [--hours N] [--store leveldb|redis|both]]\n`)
+  process.stderr.write(`bench: unexpected ${JSON.stringify(argv[0])}. Usage: npm run bench [-- scale [options] | -- hostile [--root DIR] | -- footprint [options] | -- history [--hours N] [--store leveldb|redis|both] | -- diff]\n`)
   process.exitCode = 2
 } else {
   console.log(`node ${process.version}, ${(await import('node:os')).cpus().length} CPUs`)

@@ -152,7 +152,7 @@ const OPTIONS = {
   webhookDebounceMs: { env: 'WEBHOOK_DEBOUNCE_MS', default: '2000', parse: integer(10, 3600 * 1000) },
   webhookOutboxMax: { env: 'WEBHOOK_OUTBOX_MAX', default: '100000', parse: integer(10, 1e8) },
   historyRetentionMs: { env: 'HISTORY_RETENTION', default: '0', parse: duration(3650) },
-  historyKeystrokesMs: { env: 'HISTORY_KEYSTROKES', default: '1h', parse: duration(3650) },
+  historyKeystrokesMs: { env: 'HISTORY_KEYSTROKES', default: '1h', parse: duration(3650, 60 * 1000) },
   historyMaxBytes: { env: 'HISTORY_MAX_BYTES', default: String(64 * MiB), parse: integer(64 * 1024, 64 * 1024 * MiB) }
 }
 
@@ -265,14 +265,15 @@ function integer (min, max) {
 
 const DURATION_UNITS = Object.freeze({ s: 1000, m: 60 * 1000, h: 3600 * 1000, d: 24 * 3600 * 1000 })
 
-/** A whole number of s, m, h or d (`30d`), or 0; in ms. @param {number} maxDays */
-function duration (maxDays) {
+/** A whole number of s, m, h or d (`30d`), or 0 if `minMs` is; in ms. @param {number} maxDays @param {number} [minMs] */
+function duration (maxDays, minMs = 0) {
   return (/** @type {string} */ raw) => {
-    if (raw === '0') return 0
+    if (raw === '0' && minMs === 0) return 0
     const match = /^(\d+)([smhd])$/.exec(raw)
-    if (!match) throw new Error('expected 0 or a duration such as 90s, 30m, 12h or 30d')
+    if (!match) throw new Error(`expected ${minMs === 0 ? '0 or ' : ''}a duration such as 90s, 30m, 12h or 30d`)
     const ms = Number(match[1]) * DURATION_UNITS[/** @type {keyof typeof DURATION_UNITS} */ (match[2])]
     if (ms > maxDays * DURATION_UNITS.d) throw new Error(`expected at most ${maxDays}d`)
+    if (ms < minMs) throw new Error(`expected at least ${minMs / 1000}s`)
     return ms
   }
 }

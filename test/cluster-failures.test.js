@@ -194,7 +194,7 @@ describe('Redis failures between processes', { skip: missing('redis-server') }, 
     const redis = await startRedis({ args: ['--appendonly', 'no'] })
     defer(() => redis.remove())
     // No compaction, which would otherwise write the lost window back by chance.
-    const env = { REDIS_URL: redis.url, UPDATES_PER_SECOND: '0', REST_PER_MINUTE: '0', COMPACT_AFTER_UPDATES: '100000' }
+    const env = { REDIS_URL: redis.url, UPDATES_PER_SECOND: '0', REST_PER_MINUTE: '0', COMPACT_AFTER_UPDATES: '100000', HISTORY_RETENTION: '1d' }
     const servers = [await startChildServer(env), await startChildServer(env)]
     const session = await createSession(servers[0].url)
     const editors = [0, 1, 0, 1].map(i => new TestEditor(servers[i].url))
@@ -225,6 +225,10 @@ describe('Redis failures between processes', { skip: missing('redis-server') }, 
     const text = await contentOf(fresh.url, session.id)
     const lost = absent(text, acked)
     assert.deepEqual(lost, [], `${lost.length} of ${acked.length} acknowledged edits not readable by a fresh process`)
+    // History lost the same window, and holds the write-back too.
+    const now = await api(fresh.url, `/api/sessions/${session.id}/content?at=${new Date().toISOString()}`)
+    const lostInHistory = absent(String(now.body), acked)
+    assert.deepEqual(lostInHistory, [], `${lostInHistory.length} of ${acked.length} acknowledged edits not in history's text of now`)
   })
 
   it('brings a stored write whose feed message never came to the editors of a process within its sweep, and reads only the logs that moved', async (t) => {

@@ -2,7 +2,9 @@ import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import * as Y from 'yjs'
 import { EVENTS, TEXT_NAME } from '../isomorphic/events.js'
+import { ConfigError, loadConfig } from '../server/config.js'
 import { KEYFRAME_EVERY, compactHistory } from '../server/documents/history-compaction.js'
+import { MAX_CHECKPOINTS } from '../server/sessions/history-service.js'
 import { minuteEnd } from '../server/storage/history-store.js'
 import { startChildServer } from './helpers/child-server.js'
 import { TestEditor, awarenessUpdate, typeUntilKilled } from './helpers/editor.js'
@@ -371,6 +373,19 @@ for (const { mode, redis } of MODES) {
       await tandem.close()
     })
 
+    it('refuses a checkpoint past MAX_CHECKPOINTS per session, keeping those it holds', async () => {
+      const clock = movableClock()
+      const { tandem, get } = await historyServer(clock)
+      const session = await newSession(tandem.url)
+      const name = (/** @type {number} */ i) => api(tandem.url, `/api/sessions/${session.id}/checkpoints`, { method: 'POST', body: { name: `v${i}` }, headers: KEY })
+      for (let i = 0; i < MAX_CHECKPOINTS; i++) assert.equal((await name(i)).status, 201)
+      const refused = await name(MAX_CHECKPOINTS)
+      assert.equal(refused.status, 400)
+      assert.equal(refused.body.error.code, 'BAD_REQUEST')
+      assert.equal((await get(`/api/sessions/${session.id}/history`)).body.checkpoints.length, MAX_CHECKPOINTS)
+      await tandem.close()
+    })
+
     it('removes a session\'s history and checkpoints with the session', async () => {
       const clock = movableClock()
       const { tandem, editorFor } = await historyServer(clock)
@@ -476,6 +491,16 @@ describe('history through a crash (embedded LevelDB)', () => {
     assert.ok(updates >= acked.length)
     assert.deepEqual([...new Set(history.body.buckets.flatMap((/** @type {any} */ bucket) => bucket.editors))], ['Guest Ada'])
     assert.equal((await server.stop('SIGTERM')).code, 0)
+  })
+})
+
+describe('history configuration', () => {
+  it('refuses a keystroke window under a minute, so a minute still being written is never folded', () => {
+    for (const raw of ['0', '30s']) {
+      assert.throws(() => loadConfig({ HISTORY_KEYSTROKES: raw }), (/** @type {Error} */ err) => err instanceof ConfigError && /HISTORY_KEYSTROKES/.test(err.message), raw)
+    }
+    assert.equal(loadConfig({ HISTORY_KEYSTROKES: '1m' }).historyKeystrokesMs, 60000)
+    assert.equal(loadConfig({ HISTORY_RETENTION: '0' }).historyRetentionMs, 0)
   })
 })
 

@@ -5,6 +5,9 @@ import { STORE_BEHIND } from '../storage/doc-store.js'
 import { compareIds } from '../storage/stream-ids.js'
 import { checkStoredShape, hasPending } from './update-shape.js'
 
+/** History keeps an author's name to this many characters: a token's user or an awareness name is bounded elsewhere, but not below the record's 16-bit length. */
+const MAX_AUTHOR_LENGTH = 200
+
 /** Received writes held before they are applied anyway. */
 const MAX_RECEIVED = 32
 
@@ -450,7 +453,9 @@ export class LiveDoc {
     this.logger.error({ doc: this.id, known: this.#known() }, 'storage holds less of the document than was acknowledged; writing it back from memory')
     let stored
     try {
-      stored = await this.store.append(this.id, [Y.encodeStateAsUpdate(this.#ydoc)], null)
+      // Kept in history too, which lost what the log lost: a later time's text holds every edit again.
+      const history = this.history ? { at: this.#storedAt(), by: [null] } : undefined
+      stored = await this.store.append(this.id, [Y.encodeStateAsUpdate(this.#ydoc)], null, history)
     } catch (err) {
       this.logger.error({ err, doc: this.id }, 'writing the document back failed')
       return false
@@ -521,7 +526,7 @@ export class LiveDoc {
     if (author) return author.kind === 'token' ? author.user : null
     if (!sender) return null
     try {
-      return this.history.authorOf(this, sender)
+      return this.history.authorOf(this, sender)?.slice(0, MAX_AUTHOR_LENGTH) ?? null
     } catch {
       return null
     }

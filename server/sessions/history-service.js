@@ -10,6 +10,9 @@ import { minuteEnd } from '../storage/history-store.js'
 /** Steps `/history/updates` returns at most per page. */
 export const MAX_UPDATES_PAGE = 5000
 
+/** Checkpoints one session may hold: each keeps a whole document until the session is deleted. */
+export const MAX_CHECKPOINTS = 100
+
 /**
  * A session's history as the REST API reads it: the document at a time or a checkpoint, activity per
  * minute, the steps a playback replays, and checkpoints. Times are server clock ms.
@@ -120,11 +123,15 @@ export class HistoryService {
   }
 
   /**
-   * Names the document as it is now; BAD_REQUEST if the name is taken. Kept until the session is deleted.
+   * Names the document as it is now; BAD_REQUEST if the name is taken or the session holds
+   * MAX_CHECKPOINTS already. Kept until the session is deleted.
    * @param {string} id @param {string} name @param {string | null} by
    */
   async addCheckpoint (id, name, by) {
     await this.sessions.record(id)
+    if ((await fromStorage(this.store.checkpoints(id))).length >= MAX_CHECKPOINTS) {
+      throw new AppError('BAD_REQUEST', `session ${id} holds ${MAX_CHECKPOINTS} checkpoints, the most it may`, [{ field: 'name', message: `at most ${MAX_CHECKPOINTS} checkpoints per session` }])
+    }
     const doc = await this.registry.open(id)
     try {
       // Another process may have stored edits this copy has not read yet.
