@@ -166,7 +166,7 @@ export class RedisDocStore {
     client.defineCommand('tandemUnlock', { numberOfKeys: 1, lua: UNLOCK_SCRIPT })
     /** @type {RedisBatch<Append, [string, string, number, 0 | 1]>} */
     this.appends = new RedisBatch({ spacingMs: appendSpacingMs, together: !client.isCluster, sendTogether: this.#appendTogether })
-    this.history = new RedisHistory(client, guard)
+    this.history = new RedisHistory(this.client, guard)
   }
 
   /** @param {string} docId */

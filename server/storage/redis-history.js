@@ -26,7 +26,11 @@ export function historyKeysOf (docId) {
 
 /** @implements {HistoryStore} */
 export class RedisHistory {
-  /** @param {import('./redis.js').RedisClient} client @param {import('./redis-guard.js').RedisGuard} guard */
+  /**
+   * @param {import('./redis.js').RedisClient & Pick<import('./redis-doc-store.js').DocScripts, 'tandemUnlock'>} client
+   *   the document store's, whose unlock script a fold's lock shares
+   * @param {import('./redis-guard.js').RedisGuard} guard
+   */
   constructor (client, guard) {
     this.client = client
     this.guard = guard
@@ -105,7 +109,7 @@ export class RedisHistory {
       }
       await this.guard.write(() => execMulti(multi))
     } finally {
-      await this.client.eval(UNLOCK, 1, keys.lock, token).catch(() => {})
+      await this.client.tandemUnlock(keys.lock, token).catch(() => {})
     }
   }
 
@@ -142,11 +146,6 @@ export class RedisHistory {
     return newest ? timeOf(newest[0]) : -1
   }
 }
-
-const UNLOCK = `
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0
-`
 
 /** @param {Buffer} id a stream id */
 const timeOf = id => Number(id.toString().split('-')[0])
