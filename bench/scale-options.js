@@ -15,6 +15,8 @@ const SECOND = 1000
  * @property {number} perRoom editors per room. Default 5.
  * @property {import('../loadtest/spread.js').Placement[]} placement the Redis configurations of each W, by how editors
  *   are placed: each room on one process (`rooms`), each room spread over them (`editors`). Default rooms,editors.
+ * @property {number[]} spacing REDIS_APPEND_SPACING_MS values: each W's Redis configurations once per value. Default
+ *   none (the servers' own setting, once).
  * @property {boolean} shareNothing measure W embedded processes that share nothing, each room on one, for each W
  *   above 1: the reference of the W's other rows. Default true (off with --no-share-nothing).
  * @property {number} rate edits per second per editor. Default 5.
@@ -37,6 +39,7 @@ export const SCALE_OPTION_SPECS = [
   { key: 'editors', arg: 'N', default: '300', parse: integer(2, 5000), help: 'Editors connected at once.' },
   { key: 'perRoom', arg: 'K', default: '5', parse: integer(2, 1000), help: 'Editors per room.' },
   { key: 'placement', arg: 'LIST', default: 'rooms,editors', parse: placementList, help: 'The Redis configurations of each W: `rooms`, every editor of room r on process r mod W, as a balancer that sends each document to one process would, so no update crosses between processes; `editors`, editor i of a room on process i mod W, as behind a non-sticky balancer. One configuration for W = 1.' },
+  { key: 'spacing', arg: 'LIST', default: '', parse: spacingList, help: 'REDIS_APPEND_SPACING_MS values in ms: each W\'s Redis configurations run once per value, to weigh CPU against ACK and broadcast latency. Empty: the servers\' own setting.' },
   { key: 'noShareNothing', help: 'Leave out the W embedded processes that share nothing (no Redis), each room on one, which the × share-nothing columns divide by: what W processes cost on this machine whatever they share.' },
   ...workloadSpecs({ durationDefault: '15s', window: 'configuration (no cursor moves)' }),
   { key: 'threads', arg: 'N', default: 'auto', parse: raw => raw === 'auto' ? 0 : integer(1, 64)(raw), help: 'Load-generator threads; `auto` sizes them from the message rate.' },
@@ -73,6 +76,7 @@ export function scaleHelpText () {
     'Examples:',
     '  npm run bench -- scale --runs 3',
     '  npm run bench -- scale --workers 1,2,4 --placement editors --no-share-nothing',
+    '  npm run bench -- scale --workers 2 --spacing 0,5,20 --runs 3',
     ''
   ].join('\n')
 }
@@ -80,6 +84,11 @@ export function scaleHelpText () {
 /** Distinct process counts, ascending. @param {string} raw */
 function workerList (raw) {
   return [...new Set(integerList(1, 64)(raw))].sort((a, b) => a - b)
+}
+
+/** Distinct spacings in ms, ascending; none when empty. @param {string} raw */
+function spacingList (raw) {
+  return raw.trim() === '' ? [] : [...new Set(integerList(0, 100)(raw))].sort((a, b) => a - b)
 }
 
 /** Distinct placements, in the order of the rows. @param {string} raw */

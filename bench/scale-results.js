@@ -13,6 +13,7 @@ import { medianOf } from '../loadtest/runs.js'
  * @property {'single' | 'share-nothing' | 'cluster'} mode
  * @property {import('../loadtest/spread.js').Placement | null} placement of the editors over the processes (null: one process)
  * @property {number} processes
+ * @property {number | null} spacingMs the Redis processes' REDIS_APPEND_SPACING_MS; null: their own setting
  */
 
 /** @typedef {Configuration & { error: string | null } & ReturnType<typeof figuresOf>} ScaleRun one configuration, one run */

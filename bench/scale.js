@@ -33,20 +33,28 @@ const SPREAD_WORDS = Object.freeze({ rooms: 'each room on one', editors: 'spread
  */
 export function configurationsOf (options) {
   return [
-    { label: 'embedded, 1 process', series: 'embedded', mode: 'single', placement: null, processes: 1 },
+    { label: 'embedded, 1 process', series: 'embedded', mode: 'single', placement: null, processes: 1, spacingMs: null },
     ...options.workers.flatMap(w => configurationsAt(w, options))
   ]
 }
 
 /** @param {number} w @param {Readonly<import('./scale-options.js').ScaleBenchOptions>} options @returns {Configuration[]} */
 function configurationsAt (w, options) {
+  const spacings = options.spacing.length > 0 ? options.spacing : [null]
+  /** @param {number | null} spacingMs */
+  const spaced = spacingMs => spacingMs === null ? '' : `, spacing ${spacingMs} ms`
   // One process sharing nothing is the embedded one, and one Redis process the same under every placement.
-  if (w === 1) return [{ label: 'Redis, 1 process', series: 'Redis', mode: 'cluster', placement: null, processes: 1 }]
+  if (w === 1) return spacings.map(spacingMs => ({ label: `Redis, 1 process${spaced(spacingMs)}`, series: `Redis${spaced(spacingMs)}`, mode: 'cluster', placement: null, processes: 1, spacingMs }))
   /** @type {Configuration[]} */
-  const shareNothing = options.shareNothing ? [{ label: `${SHARE_NOTHING}, ${w} processes`, series: SHARE_NOTHING, mode: SHARE_NOTHING, placement: 'rooms', processes: w }] : []
-  return [...shareNothing, ...options.placement.map(placement => /** @type {Configuration} */ ({
-    label: `Redis, ${w} processes, ${SPREAD_WORDS[placement]}`, series: `Redis, ${SPREAD_WORDS[placement]}`, mode: 'cluster', placement, processes: w
-  }))]
+  const shareNothing = options.shareNothing ? [{ label: `${SHARE_NOTHING}, ${w} processes`, series: SHARE_NOTHING, mode: SHARE_NOTHING, placement: 'rooms', processes: w, spacingMs: null }] : []
+  return [...shareNothing, ...spacings.flatMap(spacingMs => options.placement.map(placement => /** @type {Configuration} */ ({
+    label: `Redis, ${w} processes, ${SPREAD_WORDS[placement]}${spaced(spacingMs)}`,
+    series: `Redis, ${SPREAD_WORDS[placement]}${spaced(spacingMs)}`,
+    mode: 'cluster',
+    placement,
+    processes: w,
+    spacingMs
+  })))]
 }
 
 /**
@@ -96,7 +104,7 @@ async function measure (configuration, options, hooks) {
   try {
     spawned = configuration.mode === SHARE_NOTHING
       ? await spawnSeparate(configuration.processes)
-      : await spawnServer(configuration.mode, { clusterWorkers: configuration.processes, apiKey: null })
+      : await spawnServer(configuration.mode, { clusterWorkers: configuration.processes, apiKey: null, ...configuration.spacingMs === null ? {} : { appendSpacingMs: configuration.spacingMs } })
     const target = configuration.mode === SHARE_NOTHING
       ? separateTarget(spawned.urls.map(url => new TandemApi(url, null)))
       : tandemTarget(new TandemApi(spawned.url, null), { mintTokens: false, urls: spawned.urls, placement: configuration.placement ?? 'editors' })

@@ -67,6 +67,7 @@ function nodeOptionsOf (start) {
  * @property {number} clusterWorkers
  * @property {string | null} apiKey
  * @property {string} [historyRetention] the servers' HISTORY_RETENTION, unless the environment sets one
+ * @property {number} [appendSpacingMs] the Redis processes' REDIS_APPEND_SPACING_MS, over the environment's
  */
 
 /**
@@ -127,7 +128,9 @@ async function spawnCluster (options) {
     }
     ports.shift()
     const redisUrl = `redis://127.0.0.1:${redisPort}`
-    const env = { ...PER_IP_LIMITS_OFF, ...historyOf(options), HOST: '127.0.0.1', REDIS_URL: redisUrl, LOG_LEVEL: 'warn' }
+    /** @type {Record<string, string>} */
+    const spacing = options.appendSpacingMs === undefined ? {} : { REDIS_APPEND_SPACING_MS: String(options.appendSpacingMs) }
+    const env = { ...PER_IP_LIMITS_OFF, ...historyOf(options), ...spacing, HOST: '127.0.0.1', REDIS_URL: redisUrl, LOG_LEVEL: 'warn' }
     for (const [i, port] of ports.entries()) {
       servers.push(startProcess(`server ${i}`, process.execPath, [...SERVER_NODE_OPTIONS, join(ROOT, ENTRY)], {
         ...env,

@@ -191,6 +191,18 @@ describe('npm run bench -- scale: options', () => {
     assert.deepEqual(parseScaleOptions(['--placement', 'editors,rooms,editors']).placement, ['rooms', 'editors'])
   })
 
+  it('runs each W\'s Redis configurations once per --spacing value, and the share-nothing processes once', () => {
+    const options = parseScaleOptions(['--workers', '2', '--spacing', '20,0,20'])
+    assert.deepEqual(options.spacing, [0, 20])
+    const configurations = configurationsOf(options)
+    assert.deepEqual(configurations.map(c => c.label), ['embedded, 1 process', 'share-nothing, 2 processes',
+      'Redis, 2 processes, each room on one, spacing 0 ms', 'Redis, 2 processes, spread, spacing 0 ms',
+      'Redis, 2 processes, each room on one, spacing 20 ms', 'Redis, 2 processes, spread, spacing 20 ms'])
+    assert.deepEqual(configurations.map(c => c.spacingMs), [null, null, 0, 0, 20, 20])
+    assert.deepEqual(parseScaleOptions([]).spacing, [])
+    assert.throws(() => parseScaleOptions(['--spacing', '101']), (err) => err instanceof OptionError && /--spacing "101"/.test(err.message))
+  })
+
   it('takes the process counts in ascending order, once each, and names the flag of a bad value or run count', () => {
     assert.deepEqual(parseScaleOptions(['--workers', '4,2,4']).workers, [2, 4])
     assert.throws(() => parseScaleOptions(['--workers', '0']), (err) => err instanceof OptionError && /--workers "0"/.test(err.message))
