@@ -33,7 +33,8 @@ export const SAME_ORIGIN = 'same-origin'
  * @property {'sharded' | 'classic'} redisAdapter Socket.IO Redis adapter: sharded (SPUBLISH, Redis ≥ 7) or classic. Default sharded.
  * @property {boolean} redisWaitAof ACK only once Redis fsynced the update to its AOF (WAITAOF, Redis ≥ 7.2). Default false.
  * @property {number} redisAppendSpacingMs with Redis, a busy process sends all its appends together at each multiple
- *   of this many ms (0 = each at once): less CPU per update, up to this much more ACK latency. Default 5.
+ *   of this many ms (0 = each at once): less CPU per update, up to this much more ACK latency and, between the
+ *   processes of a spread room, broadcast latency. Default 10.
  * @property {number} seatLeaseMs with Redis, how long a dead process's seats outlive it (renewed every third). Default 30 s.
  * @property {string[]} transports Socket.IO transports served. Default `websocket` with Redis (PM2's
  *   balancer is not sticky), `polling,websocket` without.
@@ -108,7 +109,7 @@ const OPTIONS = {
   redisClusterNodes: { env: 'REDIS_CLUSTER_NODES', default: '', parse: hostPorts },
   redisAdapter: { env: 'REDIS_ADAPTER', default: 'sharded', parse: oneOf(['sharded', 'classic']) },
   redisWaitAof: { env: 'REDIS_WAITAOF', default: 'false', parse: boolean },
-  redisAppendSpacingMs: { env: 'REDIS_APPEND_SPACING_MS', default: '5', parse: integer(0, 100) },
+  redisAppendSpacingMs: { env: 'REDIS_APPEND_SPACING_MS', default: '10', parse: integer(0, 100) },
   seatLeaseMs: { env: 'SEAT_LEASE_MS', default: '30000', parse: integer(300, 3600 * 1000) },
   transports: { env: 'TRANSPORTS', default: 'auto', parse: transports },
   nodeName: { env: 'NODE_NAME', default: '', parse: raw => raw || hostname() },

@@ -2,10 +2,7 @@
 // every subscriber's) cost more than it. One command is in flight at a time: writes made meanwhile
 // wait for its answer and go together. The next goes at the end of the turn if none went in the
 // last `spacingMs`, else at the next multiple of `spacingMs` on the wall clock, which a host's
-// processes share, so their sends coincide. A write that no other process waits for (its editors
-// here have it already) waits for twice the spacing unless one that others wait for goes first:
-// a room on one process then costs half the sends (docs/CLUSTER.md, "The path of an update"). On
-// a Cluster, one write per command (one slot).
+// processes share, so their sends coincide. On a Cluster, one write per command (one slot).
 
 /**
  * @template Item, Reply
@@ -16,12 +13,8 @@
 export class RedisBatch {
   /** @type {Queued<Item, Reply>[]} */
   #queued = []
-  /** @type {(() => void) | null} cancels the next send's timer */
-  #cancel = null
-  /** whether the timer is set for the spacing, or sooner */
-  #timerSoon = false
-  /** whether a queued write is waited for elsewhere */
-  #soon = false
+  /** whether the next send is due, at the end of the turn or on its timer */
+  #scheduled = false
   #sentAt = -Infinity
   #inFlight = false
 
@@ -35,14 +28,10 @@ export class RedisBatch {
     this.sendTogether = sendTogether
   }
 
-  /**
-   * @param {Item} item @param {boolean} [soon] false when no other process waits for it
-   * @returns {Promise<Reply>} its reply
-   */
-  send (item, soon = true) {
+  /** @param {Item} item @returns {Promise<Reply>} its reply */
+  send (item) {
     return new Promise((resolve, reject) => {
       this.#queued.push({ item, resolve, reject })
-      if (soon) this.#soon = true
       if (this.together) this.#schedule()
       else this.#sendQueued()
     })
@@ -50,27 +39,16 @@ export class RedisBatch {
 
   /** The next send: at the end of this turn, or at the next multiple of the spacing, once none is in flight. */
   #schedule () {
-    if (this.#inFlight || this.#queued.length === 0) return
-    if (this.#cancel !== null) {
-      if (this.#timerSoon || !this.#soon) return
-      this.#cancel()
-    }
-    const spacingMs = this.#soon ? this.spacingMs : 2 * this.spacingMs
+    if (this.#inFlight || this.#queued.length === 0 || this.#scheduled) return
+    const { spacingMs } = this
     const now = performance.now()
-    this.#timerSoon = this.#soon
-    if (now - this.#sentAt >= spacingMs) {
-      const immediate = setImmediate(this.#sendQueued)
-      this.#timerSoon = true
-      this.#cancel = () => clearImmediate(immediate)
-    } else {
-      const timer = setTimeout(this.#sendQueued, spacingMs - (performance.timeOrigin + now) % spacingMs)
-      this.#cancel = () => clearTimeout(timer)
-    }
+    this.#scheduled = true
+    if (now - this.#sentAt >= spacingMs) setImmediate(this.#sendQueued)
+    else setTimeout(this.#sendQueued, spacingMs - (performance.timeOrigin + now) % spacingMs)
   }
 
   #sendQueued = () => {
-    this.#cancel = null
-    this.#soon = false
+    this.#scheduled = false
     this.#sentAt = performance.now()
     const queued = this.#queued.splice(0)
     if (this.together) this.#inFlight = true

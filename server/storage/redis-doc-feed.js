@@ -25,8 +25,6 @@ export class RedisDocFeed {
   #channels = new Set()
   /** @type {Set<string>} of those, the ones Redis confirmed since the subscriber last connected */
   #confirmed = new Set()
-  /** @type {Set<string>} of those, the ones whose last write here no other process listened to */
-  #unheard = new Set()
   #wasDown = false
 
   /**
@@ -49,7 +47,6 @@ export class RedisDocFeed {
     subscriber.on('close', () => {
       this.#wasDown = true
       this.#confirmed.clear()
-      this.#unheard.clear()
     })
     subscriber.on('ready', () => {
       if (!this.#wasDown) return
@@ -94,7 +91,6 @@ export class RedisDocFeed {
    */
   async unsubscribe (docId) {
     this.#confirmed.delete(docId)
-    this.#unheard.delete(docId)
     if (!this.#channels.delete(docId)) return
     const channel = channelOf(docId)
     const unsubscribed = this.sharded ? this.subscriber.sunsubscribe(channel) : this.subscriber.unsubscribe(channel)
@@ -108,20 +104,6 @@ export class RedisDocFeed {
    */
   holds (docId) {
     return this.#confirmed.has(docId) && isReady(this.subscriber)
-  }
-
-  /**
-   * What the append script found of this process's last write of a document: whether another
-   * process listened. @param {string} docId @param {boolean} listened
-   */
-  heard (docId, listened) {
-    if (listened || !this.#channels.has(docId)) this.#unheard.delete(docId)
-    else this.#unheard.add(docId)
-  }
-
-  /** Whether no other process listened to this process's last write of a document. @param {string} docId */
-  unheard (docId) {
-    return this.#unheard.has(docId)
   }
 
   /** The channel of a document's feed. @param {string} docId */

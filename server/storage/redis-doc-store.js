@@ -50,8 +50,7 @@ return 1
 // costs one read and one write besides its XADDs (docs/CLUSTER.md, "The path of an update"); a
 // hash without them (a new or deleted document) is the rare path. A write is published only when a
 // process other than the writer subscribes to the document, so a document on one process costs no
-// message (the reply's fourth element says whether it was published); publishing here keeps stream
-// order.
+// message; publishing here keeps stream order.
 const APPEND_SCRIPT = `
 ${OLDER_LUA}
 local function historyId (at, last)
@@ -120,7 +119,7 @@ for k = 1, #KEYS, 4 do
       end
       redis.call(ARGV[2] == '1' and 'SPUBLISH' or 'PUBLISH', channel, table.concat(parts))
     end
-    replies[#replies + 1] = { prev, last, length, heard and 1 or 0 }
+    replies[#replies + 1] = { prev, last, length }
   end
 end
 return replies
@@ -140,7 +139,7 @@ return 0
 /**
  * The scripts as `defineCommand` adds them, which ioredis's types cannot see.
  * @typedef {object} DocScripts
- * @property {(numberOfKeys: number, ...keysThenArgs: (string | Buffer)[]) => Promise<([string, string, number, 0 | 1] | 'DELETED' | 'BEHIND')[]>} tandemAppend
+ * @property {(numberOfKeys: number, ...keysThenArgs: (string | Buffer)[]) => Promise<([string, string, number] | 'DELETED' | 'BEHIND')[]>} tandemAppend
  * @property {(snap: string, log: string, deleted: string, data: Buffer, position: string) => Promise<0 | 1>} tandemCompact
  * @property {(lock: string, token: string) => Promise<0 | 1>} tandemUnlock
  */
@@ -155,7 +154,7 @@ export class RedisDocStore {
    * @param {{ guard: import('./redis-guard.js').RedisGuard, waitAof: boolean, feed?: import('./redis-doc-feed.js').RedisDocFeed, appendSpacingMs?: number }} options
    *   `appendSpacingMs`: under load, one run of the append script per this many ms at most (redis-batch.js)
    */
-  constructor (client, { guard, waitAof, feed, appendSpacingMs = 5 }) {
+  constructor (client, { guard, waitAof, feed, appendSpacingMs = 10 }) {
     this.client = /** @type {import('./redis.js').RedisClient & DocScripts} */ (client)
     this.guard = guard
     this.waitAof = waitAof
@@ -164,7 +163,7 @@ export class RedisDocStore {
     // The number of keys comes with each call: 3 per document.
     client.defineCommand('tandemAppend', { lua: APPEND_SCRIPT })
     client.defineCommand('tandemUnlock', { numberOfKeys: 1, lua: UNLOCK_SCRIPT })
-    /** @type {RedisBatch<Append, [string, string, number, 0 | 1]>} */
+    /** @type {RedisBatch<Append, [string, string, number]>} */
     this.appends = new RedisBatch({ spacingMs: appendSpacingMs, together: !client.isCluster, sendTogether: this.#appendTogether })
     this.history = new RedisHistory(this.client, guard)
   }
@@ -222,20 +221,17 @@ export class RedisDocStore {
     const buffers = updates.map(update => Buffer.from(update.buffer, update.byteOffset, update.byteLength))
     // With REDIS_WAITAOF the write is published only once it is on disk, so not by the script.
     const channel = this.feed && !this.waitAof ? this.feed.channelOf(docId) : ''
-    // A write no other process waits for can wait for a later send (redis-batch.js).
-    const soon = channel === '' || !this.feed?.unheard(docId)
-    const [prev, last, logLength, heard] = await this.guard.write(async () => {
-      const reply = await this.appends.send({ docId, keys: keysOf(docId), channel, known: known ?? '', buffers, history }, soon)
+    const [prev, last, logLength] = await this.guard.write(async () => {
+      const reply = await this.appends.send({ docId, keys: keysOf(docId), channel, known: known ?? '', buffers, history })
       if (this.waitAof) await this.#waitAof()
       return reply
     })
-    if (channel !== '') this.feed?.heard(docId, heard === 1)
     const span = { prev: String(prev), last: String(last) }
     if (this.waitAof) this.feed?.publish(docId, { ...span, updates })
     return { logLength, span }
   }
 
-  /** @param {Append[]} appends @returns {Promise<([string, string, number, 0 | 1] | Error)[]>} */
+  /** @param {Append[]} appends @returns {Promise<([string, string, number] | Error)[]>} */
   #appendTogether = async (appends) => {
     const keys = appends.flatMap(({ keys }) => [keys.log, keys.snap, keys.deleted, keys.history])
     // Whether this process listens is read as the script leaves: a subscription may have ended meanwhile.
