@@ -246,7 +246,7 @@ describe('Redis failures between processes', { skip: missing('redis-server') }, 
     // Another process's write, stored but never published: a store with no feed writes the log only.
     const client = new Redis(redis.port, '127.0.0.1')
     defer(() => client.disconnect())
-    const silent = new RedisDocStore(client, { guard: guardOf(client), waitAof: false })
+    const silent = new RedisDocStore(client, { guard: guardOf(client), waitAof: false, appendSpacingMs: 0 })
     const elsewhere = new Y.Doc()
     for (const update of (await silent.load(moved.id)).updates) Y.applyUpdate(elsewhere, update)
     const before = Y.encodeStateVector(elsewhere)

@@ -151,10 +151,11 @@ export class RedisDocStore {
 
   /**
    * @param {import('./redis.js').RedisClient} client
-   * @param {{ guard: import('./redis-guard.js').RedisGuard, waitAof: boolean, feed?: import('./redis-doc-feed.js').RedisDocFeed, appendSpacingMs?: number }} options
-   *   `appendSpacingMs`: under load, one run of the append script per this many ms at most (redis-batch.js)
+   * @param {{ guard: import('./redis-guard.js').RedisGuard, waitAof: boolean, feed?: import('./redis-doc-feed.js').RedisDocFeed, appendSpacingMs: number }} options
+   *   `appendSpacingMs`: under load, one run of the append script per this many ms at most (redis-batch.js;
+   *   REDIS_APPEND_SPACING_MS)
    */
-  constructor (client, { guard, waitAof, feed, appendSpacingMs = 10 }) {
+  constructor (client, { guard, waitAof, feed, appendSpacingMs }) {
     this.client = /** @type {import('./redis.js').RedisClient & DocScripts} */ (client)
     this.guard = guard
     this.waitAof = waitAof
