@@ -97,7 +97,7 @@ export async function openBackend (config, logger, health) {
   const adapter = sharded
     ? createShardedAdapter(publisher, subscriber, { channelPrefix: SHARDED_PREFIX })
     : createAdapter(publishingSafely(publisher, logger), subscriber, { key: 'tandem', requestsTimeout: 2000 })
-  const feed = new RedisDocFeed({ publisher, subscriber, sharded, logger })
+  const feed = new RedisDocFeed({ publisher, subscriber, sharded, oneChannel: !data.isCluster, logger })
   const guard = new RedisGuard(data, { health })
   const processName = `${config.nodeName}/${process.pid}/${randomUUID().slice(0, 8)}`
   const docStore = new RedisDocStore(data, { guard, waitAof: config.redisWaitAof, feed, appendSpacingMs: config.redisAppendSpacingMs })

@@ -40,17 +40,19 @@ return 1
 `
 
 // Appends several documents' updates (KEYS: log, snapshot, tombstone, history of each; ARGV: origin,
-// '1' for sharded pub/sub, then per document its channel ('' = none), '1' if the writer's subscriber
-// holds that channel, the newest entry its writer knows ('' = none), the number of its updates, the
-// time they are stored at in ms ('' = keep no history), the updates, then with a time each one's
-// author ('+name', or '-' for none)). Each update kept in history is an entry of the history stream
-// whose id is its time, kept after the newest one (`hlast` in the snapshot hash). Replies per document with the span the feed announces (entry before, last entry, log
-// length), 'DELETED', or 'BEHIND' when the log is older than the writer knows (Redis restarted on
-// older data). The snapshot hash keeps the log's newest entry and length beside it, so a document
-// costs one read and one write besides its XADDs (docs/CLUSTER.md, "The path of an update"); a
-// hash without them (a new or deleted document) is the rare path. A write is published only when a
-// process other than the writer subscribes to the document, so a document on one process costs no
-// message; publishing here keeps stream order.
+// '1' for sharded pub/sub, the channel for all the run's writes ('' = each on its document's),
+// then per document its channel ('' = none), '1' if the writer's subscriber holds that channel, the
+// newest entry its writer knows ('' = none), the number of its updates, the time they are stored at
+// in ms ('' = keep no history), the updates, then with a time each one's author ('+name', or '-' for
+// none)). Each update kept in history is an entry of the history stream whose id is its time, kept
+// after the newest one (`hlast` in the snapshot hash). Replies per document with the span the feed
+// announces (entry before, last entry, log length), 'DELETED', or 'BEHIND' when the log is older
+// than the writer knows (Redis restarted on older data). The snapshot hash keeps the log's newest
+// entry and length beside it, so a document costs one read and one write besides its XADDs
+// (docs/CLUSTER.md, "The path of an update"); a hash without them (a new or deleted document) is
+// the rare path. A write is published only when a process other than the writer subscribes to
+// the document's channel, so a document on one process costs no message; publishing here keeps
+// stream order. The message is the feed's (redis-doc-feed.js).
 const APPEND_SCRIPT = `
 ${OLDER_LUA}
 local function historyId (at, last)
@@ -59,6 +61,9 @@ local function historyId (at, last)
     if tonumber(ms) >= at then return ms .. '-' .. (tonumber(seq) + 1) end
   end
   return string.format('%d-0', at)
+end
+local function uint32 (n)
+  return string.char(math.floor(n / 16777216) % 256, math.floor(n / 65536) % 256, math.floor(n / 256) % 256, n % 256)
 end
 local function after (id)
   local ms, seq = string.match(id, '(%d+)-(%d+)')
@@ -69,7 +74,10 @@ local function after (id)
 end
 local replies = {}
 local channels, listening = {}, {}
-local a = 3
+local publish = ARGV[2] == '1' and 'SPUBLISH' or 'PUBLISH'
+local head = string.char(1, #ARGV[1]) .. ARGV[1]
+local allWrites = {}
+local a = 4
 for k = 1, #KEYS, 4 do
   if ARGV[a] ~= '' then channels[#channels + 1] = ARGV[a] end
   a = a + 5 + tonumber(ARGV[a + 3]) * (ARGV[a + 4] == '' and 1 or 2)
@@ -78,7 +86,7 @@ for c = 1, #channels, 1000 do
   local counts = redis.call('PUBSUB', ARGV[2] == '1' and 'SHARDNUMSUB' or 'NUMSUB', unpack(channels, c, math.min(c + 999, #channels)))
   for i = 1, #counts, 2 do listening[counts[i]] = counts[i + 1] end
 end
-a = 3
+a = 4
 for k = 1, #KEYS, 4 do
   local channel, own, known, at, first = ARGV[a], ARGV[a + 1], ARGV[a + 2], ARGV[a + 4], a + 5
   local count = tonumber(ARGV[a + 3])
@@ -111,17 +119,22 @@ for k = 1, #KEYS, 4 do
     end
     local heard = channel ~= '' and (listening[channel] or 0) > (own == '1' and 1 or 0)
     if heard then
-      local parts = { string.char(#ARGV[1]), ARGV[1], string.char(#prev), prev, string.char(#last), last }
+      local parts = ARGV[3] == '' and { head } or allWrites
+      local n = #parts
+      parts[n + 1] = string.char(math.floor(#channel / 256), #channel % 256) .. channel
+      parts[n + 2] = string.char(#prev) .. prev .. string.char(#last) .. last .. uint32(count)
+      n = n + 2
       for i = first, first + count - 1 do
-        local n = #ARGV[i]
-        parts[#parts + 1] = string.char(math.floor(n / 16777216) % 256, math.floor(n / 65536) % 256, math.floor(n / 256) % 256, n % 256)
-        parts[#parts + 1] = ARGV[i]
+        parts[n + 1] = uint32(#ARGV[i])
+        parts[n + 2] = ARGV[i]
+        n = n + 2
       end
-      redis.call(ARGV[2] == '1' and 'SPUBLISH' or 'PUBLISH', channel, table.concat(parts))
+      if ARGV[3] == '' then redis.call(publish, channel, table.concat(parts)) end
     end
     replies[#replies + 1] = { prev, last, length }
   end
 end
+if #allWrites > 0 then redis.call(publish, ARGV[3], head .. table.concat(allWrites)) end
 return replies
 `
 
@@ -241,7 +254,8 @@ export class RedisDocStore {
       history ? String(Math.round(history.at)) : '', ...buffers,
       ...history ? history.by.map(name => name === null ? '-' : `+${name}`) : []
     ])
-    const replies = await this.client.tandemAppend(keys.length, ...keys, this.feed?.origin ?? '', this.feed?.sharded ? '1' : '0', ...args)
+    const { origin = '', sharded = false, allWritesChannel = '' } = this.feed ?? {}
+    const replies = await this.client.tandemAppend(keys.length, ...keys, origin, sharded ? '1' : '0', allWritesChannel, ...args)
     return replies.map(reply => {
       if (reply === 'DELETED') return new AppError('NOT_FOUND', 'the document was deleted')
       if (reply === 'BEHIND') return Object.assign(new Error('Redis holds less of the document than it acknowledged (restarted on older data?)'), { code: STORE_BEHIND })
