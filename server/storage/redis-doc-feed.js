@@ -159,8 +159,11 @@ export class RedisDocFeed {
     // A process hears its own messages too: they are dropped before anything is decoded.
     if (payload.subarray(0, this.#ownPrefix.length).equals(this.#ownPrefix)) return
     const writes = decodeFeedMessage(payload)?.writes ?? []
-    // A message on ALL_WRITES also carries documents this process does not hold.
-    for (const { docId, message } of writes) if (this.#channels.has(docId)) this.onMessage(docId, message)
+    // A message on ALL_WRITES also carries documents this process does not hold, never copied.
+    for (const { docId, message: { prev, last, updates } } of writes) {
+      // A copy: the client's parser may reuse the buffer a reply was read into.
+      if (this.#channels.has(docId)) this.onMessage(docId, { prev, last, updates: updates.map(update => update.slice()) })
+    }
   }
 }
 
@@ -178,7 +181,10 @@ export function encodeFeedMessage (origin, writes) {
   return Buffer.concat(parts)
 }
 
-/** @param {Buffer} payload @returns {{ origin: string, writes: FeedWrite[] } | null} null when not a message */
+/**
+ * The updates are views of `payload`. @param {Buffer} payload
+ * @returns {{ origin: string, writes: FeedWrite[] } | null} null when not a message
+ */
 export function decodeFeedMessage (payload) {
   let offset = 1
   /** @param {number} lengthBytes */
@@ -209,8 +215,7 @@ export function decodeFeedMessage (payload) {
       if (offset + 4 > payload.length) return null
       const end = offset + 4 + payload.readUInt32BE(offset)
       if (end > payload.length) return null
-      // A copy: the client's parser may reuse the buffer a reply was read into.
-      updates.push(new Uint8Array(payload.subarray(offset + 4, end)))
+      updates.push(new Uint8Array(payload.buffer, payload.byteOffset + offset + 4, end - offset - 4))
       offset = end
     }
     writes.push({ docId, message: { prev, last, updates } })
