@@ -70,7 +70,6 @@ export class LiveDoc {
   #writtenCount = 0
   /** @type {{ count: number, resolve: () => void }[]} */
   #writeWaiters = []
-  /** log entries not compacted yet, as this copy counts them: its appends and what it received or read */
   #storedUpdates = 0
   /** @type {Promise<void> | null} */
   #reading = null
@@ -287,7 +286,6 @@ export class LiveDoc {
     }
     // It holds only what the copy lacks, so its updates are relayed as they are.
     this.#received.push(...updates)
-    this.#storedUpdates += updates.length
     this.bytes += byteSum(updates)
     for (const update of updates) this.onRemoteUpdate(this, update)
     this.#advance(last)
@@ -300,7 +298,6 @@ export class LiveDoc {
       this.#readAgain = false
       const { updates, position } = await this.store.readSince(this.id, this.position)
       if (!this.live) return
-      this.#storedUpdates += updates.length
       this.#integrate(updates)
       this.#advance(position)
     }
@@ -416,7 +413,7 @@ export class LiveDoc {
       this.#distrust(err)
       return
     }
-    this.#storedUpdates += batch.length
+    this.#storedUpdates = stored.logLength ?? this.#storedUpdates + batch.length
     if (stored.span) this.#stored(stored.span)
     for (const entry of batch) entry.resolve()
     this.#written(batch.length)
@@ -463,7 +460,7 @@ export class LiveDoc {
       this.logger.error({ err, doc: this.id }, 'writing the document back failed')
       return false
     }
-    this.#storedUpdates++
+    this.#storedUpdates = stored.logLength ?? this.#storedUpdates + 1
     if (stored.span) {
       this.#ownSpans.clear()
       this.position = stored.span.last

@@ -13,9 +13,9 @@
  * @property {boolean} shared whether other processes write the same documents (a copy must then catch up)
  * @property {(docId: string) => Promise<StoredDoc>} load rejects if storage fails: never "empty"
  * @property {(docId: string, position: string | null) => Promise<StoredDoc>} readSince what was stored after `position`
- * @property {(docId: string, updates: Uint8Array[], known?: string | null, history?: import('./update-log.js').UpdatesHistory) => Promise<{ span?: { prev: string, last: string } }>} append
- *   one atomic, durable write: resolved, the updates survive a crash. `span`: the positions before
- *   and at the end of the write (shared store).
+ * @property {(docId: string, updates: Uint8Array[], known?: string | null, history?: import('./update-log.js').UpdatesHistory) => Promise<{ logLength?: number, span?: { prev: string, last: string } }>} append
+ *   one atomic, durable write: resolved, the updates survive a crash. `logLength`: log entries not
+ *   compacted yet, if known; `span`: the positions before and at the end of the write (shared store).
  *   `known`: the newest entry the writer knows; a log older than that is refused (STORE_BEHIND).
  *   `history`: the updates are kept in history too, in the same write (history-store.js)
  * @property {(docId: string, makeSnapshot: () => Promise<{ snapshot: Uint8Array, position: string | null }>) => Promise<boolean>} compact

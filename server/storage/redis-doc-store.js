@@ -6,7 +6,8 @@ import { execMulti } from './redis.js'
 import { compareIds } from './stream-ids.js'
 
 // Documents in Redis, after y-redis: per document a Stream (`…:log`), the update log, and a hash
-// (`…:snap`) of a snapshot and the stream id it covers, and the history's keys (redis-history.js). One hash tag per document keeps its keys in one Cluster slot, so the MULTIs and
+// (`…:snap`) of a snapshot, the stream id it covers and the newest entry, and the history's keys
+// (redis-history.js). One hash tag per document keeps its keys in one Cluster slot, so the MULTIs and
 // scripts below stay legal.
 
 const LOCK_TTL_MS = 30000
@@ -23,8 +24,8 @@ const OLDER_LUA = `local function older (a, b)
 end`
 
 // Stores a snapshot only if it covers more than the stored one, and trims what it covers, in one
-// step, so a stale copy never replaces a newer snapshot; a deleted document stays deleted. A log left
-// empty goes, so an idle document is its hash (without the fields earlier versions kept beside it).
+// step, so a stale copy never replaces a newer snapshot; a deleted document stays deleted. The log's
+// length is kept beside the snapshot; a log left empty goes, so an idle document is its hash.
 const COMPACT_SCRIPT = `
 if redis.call('EXISTS', KEYS[3]) == 1 or redis.call('EXISTS', KEYS[2]) == 0 then return 0 end
 ${OLDER_LUA}
@@ -32,9 +33,9 @@ local current = redis.call('HGET', KEYS[1], 'position')
 if current and not older(current, ARGV[2]) then return 0 end
 local ms, seq = string.match(ARGV[2], '(%d+)-(%d+)')
 redis.call('XTRIM', KEYS[2], 'MINID', ms .. '-' .. (tonumber(seq) + 1))
-if redis.call('XLEN', KEYS[2]) == 0 then redis.call('DEL', KEYS[2]) end
-redis.call('HSET', KEYS[1], 'data', ARGV[1], 'position', ARGV[2])
-redis.call('HDEL', KEYS[1], 'last', 'length')
+local length = redis.call('XLEN', KEYS[2])
+if length == 0 then redis.call('DEL', KEYS[2]) end
+redis.call('HSET', KEYS[1], 'data', ARGV[1], 'position', ARGV[2], 'length', length)
 return 1
 `
 
@@ -45,12 +46,13 @@ return 1
 // in ms ('' = keep no history), the updates, then with a time each one's author ('+name', or '-' for
 // none)). Each update kept in history is an entry of the history stream whose id is its time, kept
 // after the newest one (`hlast` in the snapshot hash). Replies per document with the span the feed
-// announces (entry before, last entry), 'DELETED', or 'BEHIND' when the log is older than the writer
-// knows (Redis restarted on older data). The entry before is the log's newest, so a document costs
-// one read besides its XADDs (docs/CLUSTER.md, "The path of an update"); a log that is gone (new,
-// compacted empty, or deleted) is the rare path. A write is published only when a process other
-// than the writer subscribes to the document's channel, so a document on one process costs no
-// message; publishing here keeps stream order. The message is the feed's (redis-doc-feed.js).
+// announces (entry before, last entry, log length), 'DELETED', or 'BEHIND' when the log is older
+// than the writer knows (Redis restarted on older data). The snapshot hash keeps the log's newest
+// entry and length beside it, so a document costs one read and one write besides its XADDs
+// (docs/CLUSTER.md, "The path of an update"); a hash without them (a new or deleted document) is
+// the rare path. A write is published only when a process other than the writer subscribes to
+// the document's channel, so a document on one process costs no message; publishing here keeps
+// stream order. The message is the feed's (redis-doc-feed.js).
 const APPEND_SCRIPT = `
 ${OLDER_LUA}
 local function historyId (at, last)
@@ -89,21 +91,24 @@ for k = 1, #KEYS, 4 do
   local channel, own, known, at, first = ARGV[a], ARGV[a + 1], ARGV[a + 2], ARGV[a + 4], a + 5
   local count = tonumber(ARGV[a + 3])
   a = first + count * (at == '' and 1 or 2)
-  local newest = redis.call('XREVRANGE', KEYS[k], '+', '-', 'COUNT', 1)[1]
-  local prev = newest and newest[1]
+  local kept = redis.call('HMGET', KEYS[k + 1], 'last', 'length', 'hlast')
+  local prev, length = kept[1], tonumber(kept[2])
   if not prev and redis.call('EXISTS', KEYS[k + 2]) == 0 then
-    prev = redis.call('HGET', KEYS[k + 1], 'position') or '0-0'
+    local newest = redis.call('XREVRANGE', KEYS[k], '+', '-', 'COUNT', 1)
+    prev = newest[1] and newest[1][1] or redis.call('HGET', KEYS[k + 1], 'position') or '0-0'
   end
   if not prev then
     replies[#replies + 1] = 'DELETED'
   elseif known ~= '' and older(prev, known) then
     replies[#replies + 1] = 'BEHIND'
   else
-    -- A log that is gone forgot its newest entry: its first new one must still come after it.
-    local last = not newest and redis.call('XADD', KEYS[k], after(prev), 'u', ARGV[first]) or nil
+    -- An empty log may be gone: its first new entry must still come after the newest it had.
+    local last = length == 0 and redis.call('XADD', KEYS[k], after(prev), 'u', ARGV[first]) or nil
     for i = last and first + 1 or first, first + count - 1 do last = redis.call('XADD', KEYS[k], '*', 'u', ARGV[i]) end
+    length = length and length + count or redis.call('XLEN', KEYS[k])
+    redis.call('HSET', KEYS[k + 1], 'last', last, 'length', length)
     if at ~= '' then
-      local hlast = redis.call('HGET', KEYS[k + 1], 'hlast')
+      local hlast = kept[3]
       for i = 0, count - 1 do
         hlast = historyId(tonumber(at), hlast)
         local by = ARGV[first + count + i]
@@ -126,18 +131,11 @@ for k = 1, #KEYS, 4 do
       end
       if ARGV[3] == '' then redis.call(publish, channel, table.concat(parts)) end
     end
-    replies[#replies + 1] = { prev, last }
+    replies[#replies + 1] = { prev, last, length }
   end
 end
 if #allWrites > 0 then redis.call(publish, ARGV[3], head .. table.concat(allWrites)) end
 return replies
-`
-
-// Where a document's log stands: its newest entry, or the position of its snapshot once it is gone.
-const NEWEST_SCRIPT = `
-local newest = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)[1]
-if newest then return newest[1] end
-return redis.call('HGET', KEYS[2], 'position')
 `
 
 const UNLOCK_SCRIPT = `
@@ -154,10 +152,9 @@ return 0
 /**
  * The scripts as `defineCommand` adds them, which ioredis's types cannot see.
  * @typedef {object} DocScripts
- * @property {(numberOfKeys: number, ...keysThenArgs: (string | Buffer)[]) => Promise<([string, string] | 'DELETED' | 'BEHIND')[]>} tandemAppend
+ * @property {(numberOfKeys: number, ...keysThenArgs: (string | Buffer)[]) => Promise<([string, string, number] | 'DELETED' | 'BEHIND')[]>} tandemAppend
  * @property {(snap: string, log: string, deleted: string, data: Buffer, position: string) => Promise<0 | 1>} tandemCompact
  * @property {(lock: string, token: string) => Promise<0 | 1>} tandemUnlock
- * @property {(log: string, snap: string) => Promise<string | null>} tandemNewest
  */
 
 /** @implements {DocStore} */
@@ -180,8 +177,7 @@ export class RedisDocStore {
     // The number of keys comes with each call: 3 per document.
     client.defineCommand('tandemAppend', { lua: APPEND_SCRIPT })
     client.defineCommand('tandemUnlock', { numberOfKeys: 1, lua: UNLOCK_SCRIPT })
-    client.defineCommand('tandemNewest', { numberOfKeys: 2, lua: NEWEST_SCRIPT })
-    /** @type {RedisBatch<Append, [string, string]>} */
+    /** @type {RedisBatch<Append, [string, string, number]>} */
     this.appends = new RedisBatch({ spacingMs: appendSpacingMs, together: !client.isCluster, sendTogether: this.#appendTogether })
     this.history = new RedisHistory(this.client, guard)
   }
@@ -218,14 +214,12 @@ export class RedisDocStore {
   }
 
   /**
-   * One pipeline for all (a command each on a Cluster); null where the document is gone or Redis did
-   * not answer. @param {string[]} docIds
+   * One pipeline for all (a command each on a Cluster); null where the log predates the kept entry or
+   * Redis did not answer. @param {string[]} docIds
    */
   async newestEntries (docIds) {
-    if (this.client.isCluster) return Promise.all(docIds.map(docId => this.client.tandemNewest(keysOf(docId).log, keysOf(docId).snap).catch(() => null)))
-    const pipeline = /** @type {ReturnType<import('./redis.js').RedisClient['pipeline']> & DocScripts} */ (this.client.pipeline())
-    for (const docId of docIds) pipeline.tandemNewest(keysOf(docId).log, keysOf(docId).snap)
-    const replies = await pipeline.exec()
+    if (this.client.isCluster) return Promise.all(docIds.map(docId => this.client.hget(keysOf(docId).snap, 'last').catch(() => null)))
+    const replies = await this.client.pipeline(docIds.map(docId => ['hget', keysOf(docId).snap, 'last'])).exec()
     return docIds.map((_, i) => {
       const [err, entry] = replies?.[i] ?? [null, null]
       return err ? null : /** @type {string | null} */ (entry)
@@ -241,17 +235,17 @@ export class RedisDocStore {
     const buffers = updates.map(update => Buffer.from(update.buffer, update.byteOffset, update.byteLength))
     // With REDIS_WAITAOF the write is published only once it is on disk, so not by the script.
     const channel = this.feed && !this.waitAof ? this.feed.channelOf(docId) : ''
-    const [prev, last] = await this.guard.write(async () => {
+    const [prev, last, logLength] = await this.guard.write(async () => {
       const reply = await this.appends.send({ docId, keys: keysOf(docId), channel, known: known ?? '', buffers, history })
       if (this.waitAof) await this.#waitAof()
       return reply
     })
     const span = { prev: String(prev), last: String(last) }
     if (this.waitAof) this.feed?.publish(docId, { ...span, updates })
-    return { span }
+    return { logLength, span }
   }
 
-  /** @param {Append[]} appends @returns {Promise<([string, string] | Error)[]>} */
+  /** @param {Append[]} appends @returns {Promise<([string, string, number] | Error)[]>} */
   #appendTogether = async (appends) => {
     const keys = appends.flatMap(({ keys }) => [keys.log, keys.snap, keys.deleted, keys.history])
     // Whether this process listens is read as the script leaves: a subscription may have ended meanwhile.

@@ -69,7 +69,7 @@ export class MemoryStore {
     await this.#step('append')
     const doc = this.#doc(docId)
     doc.log.push(...updates)
-    return {}
+    return { logLength: doc.log.length + (doc.snapshot ? 1 : 0) }
   }
 
   /**
